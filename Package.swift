@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+//
+// Breeze: an append-only event log with CRDT merge, for personal environmental apps.
+// Layers (each depends only on those above it in this list; see ARCHITECTURE.md):
+//   CSQLite, CLibUV, CSodium   system libraries (module.modulemap + shim.h)
+//   BreezeCrypto               hashing (libsodium), the only importer of CSodium
+//   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
+//   BreezeStore                the SQLite log, the only importer of CSQLite
+//   BreezeCLI                  the `breeze` commands as a library, so tests can call them
+//   tools/breeze               the executable: a few lines calling BreezeCLI
+import PackageDescription
+
+let package = Package(
+    name: "Breeze",
+    products: [
+        .executable(name: "breeze", targets: ["breeze"]),
+        .library(name: "BreezeCore", targets: ["BreezeCore"]),
+        .library(name: "BreezeStore", targets: ["BreezeStore"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibUV", path: "Sources/CLibUV", pkgConfig: "libuv",
+                       providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+                       providers: [.apt(["libsodium-dev"])]),
+        .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
+        .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "BreezeStore", dependencies: ["BreezeCore", "CSQLite"]),
+        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore"]),
+        .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
+        .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
+        .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore"]),
+        .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore"]),
+        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
+    ]
+)
+
+// Strictness for every Swift target, in one place (as swift-log does).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,133 @@
+import BreezeCrypto
+
+/// One entry of the append-only log, exactly as it is stored and sent to peers.
+///
+/// The binary form (`encoded`) is canonical: it is what the store keeps, what the wire carries and what the
+/// hash covers, so an event is relayed byte for byte even when this build does not understand its type.
+/// Layout in `Protocol/encoding.md`:
+///
+///     u8 format(=1) | u64 replica | varint epoch | varint counter | u64 hlc | string stream
+///     | string type | varint schemaVersion | bytes payload | 16-byte BLAKE2b-128 of everything before
+public struct Event: Hashable, Sendable {
+    /// The stream the event belongs to.
+    public let stream: StreamID
+    /// Origin and per-stream counter.
+    public let id: EventID
+    /// When the origin wrote it (hybrid logical clock).
+    public let hlc: HLC
+    /// The event type name, e.g. `favourite.add`.
+    public let type: String
+    /// The schema version of the payload for that type.
+    public let schemaVersion: UInt16
+    /// The type-specific payload bytes (see `EventBody`).
+    public let payload: [UInt8]
+    /// BLAKE2b-128 of the encoding up to the hash.
+    public let hash: [UInt8]
+    /// The canonical encoding, hash included.
+    public let encoded: [UInt8]
+
+    /// The encoding format version this build writes and reads.
+    public static let format: UInt8 = 1
+    /// Length of the content hash in bytes.
+    public static let hashLength = 16
+    /// Largest encoded event accepted (1 MiB): bounds what a peer or file can make us allocate.
+    public static let maxEncodedSize = 1 << 20
+
+    /// Builds and encodes an event, computing its hash.
+    public init(stream: StreamID, id: EventID, hlc: HLC, type: String, schemaVersion: UInt16, payload: [UInt8]) {
+        self.stream = stream
+        self.id = id
+        self.hlc = hlc
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+        var w = ByteWriter(capacity: 48 + payload.count + type.utf8.count)
+        w.u8(Event.format)
+        id.encode(into: &w)
+        w.u64(hlc.rawValue)
+        w.string(stream.description)
+        w.string(type)
+        w.varint(UInt64(schemaVersion))
+        w.blob(payload)
+        let h = Digest.blake2b(w.bytes, length: Event.hashLength)
+        w.raw(h)
+        hash = h
+        encoded = w.bytes
+    }
+
+    /// Builds an event from a typed body.
+    public init(stream: StreamID, id: EventID, hlc: HLC, body: EventBody) {
+        let (type, version, payload) = body.encode()
+        self.init(stream: stream, id: id, hlc: hlc, type: type, schemaVersion: version, payload: payload)
+    }
+
+    /// Decodes and verifies an encoded event. Fails on a wrong format byte, truncation, trailing bytes, an
+    /// invalid stream name, or a hash that does not match the content.
+    public init(decoding bytes: [UInt8]) throws(DecodingError) {
+        guard bytes.count <= Event.maxEncodedSize else {
+            throw DecodingError.malformed("event of \(bytes.count) bytes exceeds \(Event.maxEncodedSize)")
+        }
+        guard bytes.count > Event.hashLength else { throw DecodingError.truncated("event") }
+        var r = ByteReader(bytes, range: 0..<(bytes.count - Event.hashLength))
+        let format = try r.u8()
+        guard format == Event.format else { throw DecodingError.malformed("unknown event format \(format)") }
+        id = try EventID.decode(from: &r)
+        hlc = HLC(rawValue: try r.u64())
+        let streamText = try r.string()
+        do { stream = try StreamID(parsing: streamText) } catch {
+            throw DecodingError.malformed(error.description)
+        }
+        type = try r.string()
+        guard !type.isEmpty else { throw DecodingError.malformed("empty event type") }
+        let v = try r.varint()
+        guard v <= UInt64(UInt16.max) else { throw DecodingError.malformed("schema version \(v) out of range") }
+        schemaVersion = UInt16(v)
+        payload = try r.blob()
+        try r.expectEnd("event payload")
+        let stored = Array(bytes[(bytes.count - Event.hashLength)...])
+        let computed = bytes.withUnsafeBytes {
+            Digest.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<(bytes.count - Event.hashLength)]),
+                           length: Event.hashLength)
+        }
+        guard stored == computed else { throw DecodingError.malformed("event hash does not match its content") }
+        hash = stored
+        encoded = bytes
+    }
+
+    /// The typed body, or `.unknown` for a type or schema version this build does not know (such events
+    /// are kept and relayed unchanged; projections skip them). Throws when a known type's payload is
+    /// malformed.
+    public func body() throws(DecodingError) -> EventBody {
+        try EventBody.decode(type: type, version: schemaVersion, payload: payload)
+    }
+
+    /// The LWW ordering key of this event: HLC first, then origin and counter, a total order.
+    public var stamp: Stamp { Stamp(hlc: hlc, id: id) }
+
+    public static func == (a: Event, b: Event) -> Bool { a.encoded == b.encoded }
+    public func hash(into h: inout Hasher) { h.combine(encoded) }
+}
+
+/// A total order on writes: hybrid logical clock, then origin replica, epoch and counter. Two different
+/// events of one stream never compare equal, so last-writer-wins is commutative even when clocks tie.
+public struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// When the write happened.
+    public var hlc: HLC
+    /// Which write it was.
+    public var id: EventID
+
+    /// Makes a stamp.
+    public init(hlc: HLC, id: EventID) {
+        self.hlc = hlc
+        self.id = id
+    }
+
+    public static func < (a: Stamp, b: Stamp) -> Bool { (a.hlc, a.id) < (b.hlc, b.id) }
+
+    public var description: String { "\(hlc)@\(id)" }
+
+    func encode(into w: inout ByteWriter) {
+        w.u64(hlc.rawValue)
+        id.encode(into: &w)
+    }
+}

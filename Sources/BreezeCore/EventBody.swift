@@ -1,0 +1,267 @@
+import BreezeCrypto
+
+/// The typed content of an event. Each case has a type name and a schema version (version 1 for all of
+/// them in this build); payload layouts are in `Protocol/encoding.md`, "Event types".
+///
+/// A type or version this build does not know decodes as `.unknown` with its bytes intact: it is stored
+/// and relayed unchanged, and reducers and projections skip it.
+public enum EventBody: Hashable, Sendable {
+    // user:<id>
+    case favouriteAdd(sensor: String)
+    /// Removes the adds this replica had observed (`observed` are their event ids); a concurrent add wins.
+    case favouriteRemove(sensor: String, observed: [EventID])
+    case watchAdd(sensor: String)
+    case watchRemove(sensor: String, observed: [EventID])
+    case alertSet(AlertChange)
+    case unitSet(TemperatureUnit)
+    case sourceEnable(source: String)
+    case sourceDisable(source: String)
+    case sourceCorrect(source: String, correction: String)
+    case biomarkerTarget(BiomarkerTarget)
+    case testAlert(sensor: String?)
+    // public
+    case sensorRegistered(SensorRegistration)
+    case reading(Reading)
+    case pollenForecast(PollenForecast)
+    case dailyTemperature(DailyTemperature)
+    // health:<id>
+    case biomarkerReading(BiomarkerReading)
+    /// Written by a newer build: kept byte for byte.
+    case unknown(type: String, version: UInt16, payload: [UInt8])
+
+    /// Which kind of stream a type belongs in.
+    public enum StreamKind: Sendable, Equatable { case user, `public`, health, any }
+
+    /// Every type name this build knows, with its current schema version.
+    public static let knownTypes: [String: UInt16] = [
+        "favourite.add": 1, "favourite.remove": 1, "watch.add": 1, "watch.remove": 1, "alert.set": 1,
+        "unit.set": 1, "source.enable": 1, "source.disable": 1, "source.correct": 1, "biomarker.target": 1,
+        "alert.test": 1, "sensor.register": 1, "reading": 1, "pollen.forecast": 1, "temperature.daily": 1,
+        "biomarker.reading": 1,
+    ]
+
+    /// The type name.
+    public var type: String {
+        switch self {
+        case .favouriteAdd: return "favourite.add"
+        case .favouriteRemove: return "favourite.remove"
+        case .watchAdd: return "watch.add"
+        case .watchRemove: return "watch.remove"
+        case .alertSet: return "alert.set"
+        case .unitSet: return "unit.set"
+        case .sourceEnable: return "source.enable"
+        case .sourceDisable: return "source.disable"
+        case .sourceCorrect: return "source.correct"
+        case .biomarkerTarget: return "biomarker.target"
+        case .testAlert: return "alert.test"
+        case .sensorRegistered: return "sensor.register"
+        case .reading: return "reading"
+        case .pollenForecast: return "pollen.forecast"
+        case .dailyTemperature: return "temperature.daily"
+        case .biomarkerReading: return "biomarker.reading"
+        case .unknown(let t, _, _): return t
+        }
+    }
+
+    /// The stream kind this body may be written to.
+    public var streamKind: StreamKind { EventBody.kinds[type] ?? .any }
+
+    private static let kinds: [String: StreamKind] = [
+        "favourite.add": .user, "favourite.remove": .user, "watch.add": .user, "watch.remove": .user,
+        "alert.set": .user, "unit.set": .user, "source.enable": .user, "source.disable": .user,
+        "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "sensor.register": .public,
+        "reading": .public, "pollen.forecast": .public, "temperature.daily": .public, "biomarker.reading": .health,
+    ]
+
+    /// True when an event of this type name may be in `stream`; unknown types may be anywhere (they are
+    /// relayed, not interpreted).
+    public static func type(_ type: String, belongsIn stream: StreamID) -> Bool {
+        switch (kinds[type] ?? .any, stream) {
+        case (.any, _), (.user, .user), (.public, .public), (.health, .health): return true
+        default: return false
+        }
+    }
+
+    /// True when the body may be appended to `stream`.
+    public func belongs(in stream: StreamID) -> Bool { EventBody.type(type, belongsIn: stream) }
+
+    /// Type name, schema version and payload bytes.
+    public func encode() -> (type: String, version: UInt16, payload: [UInt8]) {
+        var w = ByteWriter()
+        switch self {
+        case .favouriteAdd(let s), .watchAdd(let s), .sourceEnable(let s), .sourceDisable(let s):
+            w.string(s)
+        case .favouriteRemove(let s, let observed), .watchRemove(let s, let observed):
+            w.string(s)
+            w.array(observed) { w, id in id.encode(into: &w) }
+        case .alertSet(let c):
+            w.u8(c.category?.rawValue ?? 0)
+            w.u8(c.onClear?.rawValue ?? 0)
+            w.u8(c.enabled.map { $0 ? 2 : 1 } ?? 0)
+        case .unitSet(let u): w.u8(u.rawValue)
+        case .sourceCorrect(let s, let c): w.string(s); w.string(c)
+        case .biomarkerTarget(let t):
+            w.string(t.readingType); w.f64(t.minReading); w.f64(t.maxReading); w.string(t.icon)
+        case .testAlert(let s): w.optionalString(s)
+        case .sensorRegistered(let r):
+            w.string(r.sensor); w.string(r.name); w.string(r.source); w.string(r.kind)
+            w.optionalF64(r.latitude); w.optionalF64(r.longitude); w.optionalString(r.timeZone)
+        case .reading(let r):
+            w.string(r.source); w.string(r.sensor); w.zigzag(r.time)
+            w.array(r.values) { w, m in w.string(m.quantity); w.f64(m.value) }
+        case .pollenForecast(let p):
+            w.f64(p.latitude); w.f64(p.longitude); w.optionalString(p.regionCode); w.string(p.date)
+            w.array(p.entries) { w, e in
+                w.string(e.code); w.string(e.displayName); w.bool(e.isPlant); w.optionalString(e.plantType)
+                w.u8(e.inSeason.map { $0 ? 2 : 1 } ?? 0)
+                w.u8(e.indexValue.map { $0 &+ 1 } ?? 0)
+                w.optionalString(e.category); w.optionalString(e.indexDescription); w.optionalString(e.colour)
+                w.array(e.healthRecommendations) { w, s in w.string(s) }
+                for s in [e.family, e.season, e.specialColors, e.specialShapes, e.crossReaction, e.picture,
+                          e.pictureCloseup] { w.optionalString(s) }
+            }
+        case .dailyTemperature(let t):
+            w.string(t.station); w.string(t.date); w.optionalF64(t.maxC); w.optionalF64(t.minC)
+            w.optionalF64(t.latitude); w.optionalF64(t.longitude)
+        case .biomarkerReading(let b):
+            w.string(b.readingType); w.zigzag(b.time); w.f64(b.value); w.string(b.unit)
+        case .unknown(let t, let v, let p):
+            return (t, v, p)
+        }
+        return (type, 1, w.bytes)
+    }
+
+    /// Decodes a payload. Unknown types and versions give `.unknown`; a known type whose payload does not
+    /// parse throws.
+    public static func decode(type: String, version: UInt16, payload: [UInt8]) throws(DecodingError) -> EventBody {
+        guard knownTypes[type] == version else { return .unknown(type: type, version: version, payload: payload) }
+        var r = ByteReader(payload)
+        let body: EventBody
+        switch type {
+        case "favourite.add": body = .favouriteAdd(sensor: try r.string())
+        case "watch.add": body = .watchAdd(sensor: try r.string())
+        case "source.enable": body = .sourceEnable(source: try r.string())
+        case "source.disable": body = .sourceDisable(source: try r.string())
+        case "favourite.remove", "watch.remove":
+            let s = try r.string()
+            let observed = try r.array { (r: inout ByteReader) throws(DecodingError) in try EventID.decode(from: &r) }
+            body = type == "favourite.remove" ? .favouriteRemove(sensor: s, observed: observed)
+                                              : .watchRemove(sensor: s, observed: observed)
+        case "alert.set":
+            let c = try r.u8(), o = try r.u8(), e = try r.u8()
+            guard c == 0 || AQICategory(rawValue: c) != nil, o == 0 || OnClear(rawValue: o) != nil, e <= 2 else {
+                throw DecodingError.malformed("alert.set field out of range")
+            }
+            body = .alertSet(AlertChange(category: AQICategory(rawValue: c), onClear: OnClear(rawValue: o),
+                                         enabled: e == 0 ? nil : e == 2))
+        case "unit.set":
+            let u = try r.u8()
+            guard let unit = TemperatureUnit(rawValue: u) else { throw DecodingError.malformed("unit \(u)") }
+            body = .unitSet(unit)
+        case "source.correct": body = .sourceCorrect(source: try r.string(), correction: try r.string())
+        case "biomarker.target":
+            body = .biomarkerTarget(BiomarkerTarget(readingType: try r.string(), minReading: try r.f64(),
+                                                    maxReading: try r.f64(), icon: try r.string()))
+        case "alert.test": body = .testAlert(sensor: try r.optionalString())
+        case "sensor.register":
+            body = .sensorRegistered(SensorRegistration(
+                sensor: try r.string(), name: try r.string(), source: try r.string(), kind: try r.string(),
+                latitude: try r.optionalF64(), longitude: try r.optionalF64(), timeZone: try r.optionalString()))
+        case "reading":
+            let source = try r.string(), sensor = try r.string(), time = try r.zigzag()
+            let values = try r.array { (r: inout ByteReader) throws(DecodingError) in
+                Measurement(try r.string(), try r.f64())
+            }
+            body = .reading(Reading(source: source, sensor: sensor, time: time, values: values))
+        case "pollen.forecast":
+            let lat = try r.f64(), lon = try r.f64(), region = try r.optionalString(), date = try r.string()
+            let entries = try r.array { (r: inout ByteReader) throws(DecodingError) -> PollenEntry in
+                let code = try r.string(), name = try r.string(), isPlant = try r.bool()
+                let plantType = try r.optionalString()
+                let season = try r.u8(), index = try r.u8()
+                guard season <= 2, index <= 6 else { throw DecodingError.malformed("pollen entry field out of range") }
+                var e = PollenEntry(code: code, displayName: name, isPlant: isPlant, plantType: plantType,
+                                    inSeason: season == 0 ? nil : season == 2,
+                                    indexValue: index == 0 ? nil : index - 1)
+                e.category = try r.optionalString()
+                e.indexDescription = try r.optionalString()
+                e.colour = try r.optionalString()
+                e.healthRecommendations = try r.array { (r: inout ByteReader) throws(DecodingError) in try r.string() }
+                e.family = try r.optionalString(); e.season = try r.optionalString()
+                e.specialColors = try r.optionalString(); e.specialShapes = try r.optionalString()
+                e.crossReaction = try r.optionalString(); e.picture = try r.optionalString()
+                e.pictureCloseup = try r.optionalString()
+                return e
+            }
+            body = .pollenForecast(PollenForecast(latitude: lat, longitude: lon, regionCode: region, date: date,
+                                                  entries: entries))
+        case "temperature.daily":
+            body = .dailyTemperature(DailyTemperature(
+                station: try r.string(), date: try r.string(), maxC: try r.optionalF64(), minC: try r.optionalF64(),
+                latitude: try r.optionalF64(), longitude: try r.optionalF64()))
+        case "biomarker.reading":
+            body = .biomarkerReading(BiomarkerReading(readingType: try r.string(), time: try r.zigzag(),
+                                                      value: try r.f64(), unit: try r.string()))
+        default:
+            return .unknown(type: type, version: version, payload: payload)
+        }
+        try r.expectEnd(type)
+        return body
+    }
+
+    /// The payload as JSON, for display and export.
+    public var json: JSONValue {
+        switch self {
+        case .favouriteAdd(let s), .watchAdd(let s): return .object([("sensor", .string(s))])
+        case .favouriteRemove(let s, let o), .watchRemove(let s, let o):
+            return .object([("sensor", .string(s)), ("observed", .array(o.map { .string($0.description) }))])
+        case .alertSet(let c):
+            var pairs: [(String, JSONValue)] = []
+            if let v = c.category { pairs.append(("category", .string(v.name))) }
+            if let v = c.onClear { pairs.append(("onClear", .string(v.name))) }
+            if let v = c.enabled { pairs.append(("enabled", .bool(v))) }
+            return .object(pairs)
+        case .unitSet(let u): return .object([("unit", .string(u.name))])
+        case .sourceEnable(let s), .sourceDisable(let s): return .object([("source", .string(s))])
+        case .sourceCorrect(let s, let c): return .object([("source", .string(s)), ("correction", .string(c))])
+        case .biomarkerTarget(let t):
+            return .object([("readingType", .string(t.readingType)), ("minReading", .double(t.minReading)),
+                            ("maxReading", .double(t.maxReading)), ("icon", .string(t.icon))])
+        case .testAlert(let s): return .object([("sensor", .string(s))])
+        case .sensorRegistered(let r):
+            return .object([("sensor", .string(r.sensor)), ("name", .string(r.name)), ("source", .string(r.source)),
+                            ("kind", .string(r.kind)), ("latitude", .double(r.latitude)),
+                            ("longitude", .double(r.longitude)), ("timeZone", .string(r.timeZone))])
+        case .reading(let r):
+            return .object([("source", .string(r.source)), ("sensor", .string(r.sensor)), ("time", .int(r.time)),
+                            ("values", .object(r.values.map { ($0.quantity, .double($0.value)) }))])
+        case .pollenForecast(let p):
+            return .object([
+                ("latitude", .double(p.latitude)), ("longitude", .double(p.longitude)),
+                ("regionCode", .string(p.regionCode)), ("date", .string(p.date)),
+                ("entries", .array(p.entries.map { e in
+                    .object([("code", .string(e.code)), ("displayName", .string(e.displayName)),
+                             ("isPlant", .bool(e.isPlant)), ("plantType", .string(e.plantType)),
+                             ("inSeason", e.inSeason.map(JSONValue.bool) ?? .null),
+                             ("value", e.indexValue.map { .int(Int64($0)) } ?? .null),
+                             ("category", .string(e.category)), ("indexDescription", .string(e.indexDescription)),
+                             ("colour", .string(e.colour)),
+                             ("healthRecommendations", .array(e.healthRecommendations.map(JSONValue.string))),
+                             ("family", .string(e.family)), ("season", .string(e.season)),
+                             ("specialColors", .string(e.specialColors)), ("specialShapes", .string(e.specialShapes)),
+                             ("crossReaction", .string(e.crossReaction)), ("picture", .string(e.picture)),
+                             ("pictureCloseup", .string(e.pictureCloseup))])
+                })),
+            ])
+        case .dailyTemperature(let t):
+            return .object([("station", .string(t.station)), ("date", .string(t.date)), ("maxC", .double(t.maxC)),
+                            ("minC", .double(t.minC)), ("latitude", .double(t.latitude)),
+                            ("longitude", .double(t.longitude))])
+        case .biomarkerReading(let b):
+            return .object([("readingType", .string(b.readingType)), ("time", .int(b.time)),
+                            ("value", .double(b.value)), ("unit", .string(b.unit))])
+        case .unknown(_, _, let p):
+            return .object([("unknownPayloadHex", .string(Digest.hex(p)))])
+        }
+    }
+}

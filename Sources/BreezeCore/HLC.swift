@@ -1,0 +1,71 @@
+/// A hybrid logical clock timestamp (Kulkarni et al., "Logical Physical Clocks", 2014): 48 bits of
+/// physical time in milliseconds since the Unix epoch and a 16-bit logical counter, packed so that the
+/// numeric order of `rawValue` is the timestamp order.
+public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// `physicalMillis << 16 | logical`.
+    public let rawValue: UInt64
+
+    /// Wraps a packed value.
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// Packs a physical time and a logical counter.
+    public init(physicalMillis: UInt64, logical: UInt16) {
+        rawValue = (physicalMillis << 16) | UInt64(logical)
+    }
+
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public var physicalMillis: UInt64 { rawValue >> 16 }
+    /// Tie-breaking counter within one millisecond.
+    public var logical: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
+
+    /// The smallest timestamp.
+    public static let zero = HLC(rawValue: 0)
+
+    /// `physicalMillis.logical`, e.g. `1700000000123.4`.
+    public var description: String { "\(physicalMillis).\(logical)" }
+
+    public static func < (a: HLC, b: HLC) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// The hybrid logical clock of one replica, as a value with no I/O: the caller passes wall time in.
+///
+/// Rules (documented in `Protocol/encoding.md`, "Clocks"):
+/// - A local event gets `max(wall, last + 1)`: the clock never runs backwards, even if the wall clock does.
+/// - A remote timestamp at most `maxSkewMillis` ahead of the wall clock advances the clock to it, so later
+///   local events order after what this replica has seen (causality).
+/// - A remote timestamp further ahead is still stored (the event is valid), but it is flagged as skewed and
+///   only drags the local clock as far as `wall + maxSkewMillis`: one replica with a bad clock cannot push
+///   everybody's clock into the future.
+public struct HybridClock: Sendable {
+    /// The last timestamp issued or observed.
+    public private(set) var last: HLC
+    /// How far ahead of local wall time a remote timestamp may pull the clock.
+    public let maxSkewMillis: UInt64
+
+    /// The default skew bound: 5 minutes.
+    public static let defaultMaxSkewMillis: UInt64 = 5 * 60 * 1000
+
+    /// A clock that has issued or observed `last`.
+    public init(last: HLC = .zero, maxSkewMillis: UInt64 = HybridClock.defaultMaxSkewMillis) {
+        self.last = last
+        self.maxSkewMillis = maxSkewMillis
+    }
+
+    /// A timestamp for a new local event, greater than every timestamp issued or observed before.
+    public mutating func tick(wallMillis: UInt64) -> HLC {
+        let wall = HLC(physicalMillis: wallMillis, logical: 0)
+        last = wall > last ? wall : HLC(rawValue: last.rawValue &+ 1)
+        return last
+    }
+
+    /// Takes a remote event's timestamp into account. Returns true when the timestamp is beyond the skew
+    /// bound, in which case the clock moved only to the bound.
+    @discardableResult
+    public mutating func observe(_ remote: HLC, wallMillis: UInt64) -> Bool {
+        let bound = HLC(physicalMillis: wallMillis &+ maxSkewMillis, logical: .max)
+        let skewed = remote > bound
+        let target = skewed ? HLC(physicalMillis: wallMillis &+ maxSkewMillis, logical: 0) : remote
+        if target > last { last = target }
+        return skewed
+    }
+}

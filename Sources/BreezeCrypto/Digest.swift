@@ -1,0 +1,55 @@
+internal import CSodium
+
+/// Content hashing for events and state, backed by libsodium's BLAKE2b (`crypto_generichash`).
+///
+/// This is the only module that imports libsodium, so no C type appears in any public API above it.
+/// BLAKE2b is a keyless cryptographic hash; Breeze truncates it to 16 bytes for event hashes (a content
+/// checksum that also makes accidental or crafted collisions impractical: 2^64 work for a collision) and
+/// uses 32 bytes for state hashes.
+public enum Digest {
+    /// BLAKE2b of `bytes`, `length` bytes long (16...64).
+    ///
+    /// - Precondition: `length` is between 16 and 64, as libsodium requires.
+    public static func blake2b(_ bytes: UnsafeRawBufferPointer, length: Int) -> [UInt8] {
+        precondition(length >= 16 && length <= 64, "BLAKE2b output length must be 16...64")
+        var out = [UInt8](repeating: 0, count: length)
+        out.withUnsafeMutableBufferPointer { o in
+            _ = crypto_generichash(o.baseAddress!, length,
+                                   bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                   UInt64(bytes.count), nil, 0)
+        }
+        return out
+    }
+
+    /// BLAKE2b of a byte array.
+    public static func blake2b(_ bytes: [UInt8], length: Int) -> [UInt8] {
+        bytes.withUnsafeBytes { blake2b($0, length: length) }
+    }
+
+    /// Lower-case hexadecimal form of bytes.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Cryptographically secure random bytes (libsodium `randombytes_buf`), for replica ids and, later, nonces.
+public enum SecureRandom {
+    /// `count` random bytes.
+    public static func bytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
+        return out
+    }
+
+    /// A random 64-bit integer.
+    public static func uint64() -> UInt64 {
+        bytes(8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
+}

@@ -1,0 +1,564 @@
+public import BreezeCore
+
+/// The durable, append-only event log of one replica, in one SQLite database.
+///
+/// - Local appends (`append`) give each event the next counter of this replica's current origin in its
+///   stream and a hybrid-logical-clock timestamp, and return only after the transaction has committed.
+/// - Remote ingest (`ingest`) is idempotent: an id already held with the same hash is a duplicate and a
+///   no-op; the same id with a different hash is refused and recorded in `conflicts`, and nothing stored is
+///   overwritten; an event that would leave a gap in its origin's counters is refused.
+/// - Each stream has a version vector (`versionVector(of:)`) that summarises exactly what is held, because
+///   counters are contiguous per origin.
+/// - Several processes may open one database: WAL mode, `BEGIN IMMEDIATE` writes and a busy timeout;
+///   counters and the clock are read inside each write transaction, so two writers never issue one id.
+///
+/// An `EventLog` is used by one thread at a time.
+public final class EventLog {
+    /// Where the database is.
+    public let path: String
+    /// This replica's id.
+    public let replica: ReplicaID
+    /// This incarnation's epoch (see `Origin`).
+    public let epoch: UInt32
+    /// The options it was opened with.
+    public let options: Options
+    let db: Database
+    private var streamIDs: [String: Int64] = [:]
+
+    /// This process's origin: replica and epoch.
+    public var origin: Origin { Origin(replica: replica, epoch: epoch) }
+
+    /// How much a commit survives.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// `PRAGMA synchronous=FULL`: the WAL is synced at every commit; a committed append survives power
+        /// loss. The default.
+        case full
+        /// `PRAGMA synchronous=NORMAL`: survives a process crash, but the last commits before a power loss
+        /// or OS crash may be lost (never corrupted). Faster for single-event transactions; the epoch rule
+        /// keeps ids unique when that happens.
+        case normal
+    }
+
+    /// Settings for opening a log.
+    public struct Options: Sendable {
+        /// Durability of commits (default `.full`).
+        public var durability: Durability = .full
+        /// How long to wait for another process's lock, in milliseconds (default 5 s).
+        public var busyTimeoutMillis: Int32 = 5000
+        /// How far ahead of local time a remote timestamp may pull the clock (default 5 min).
+        public var maxSkewMillis: UInt64 = HybridClock.defaultMaxSkewMillis
+        /// Wall time in milliseconds since the epoch.
+        public var wallClock: @Sendable () -> UInt64 = { SystemClock.nowMillis() }
+        /// The current boot's identity; nil means unknown, in which case every open starts a new epoch.
+        public var bootID: @Sendable () -> String? = { SystemClock.bootID() }
+
+        /// Default options.
+        public init() {}
+    }
+
+    // MARK: Opening
+
+    /// Creates a new database at `path` (or opens the Breeze database already there).
+    public static func create(at path: String, options: Options = Options()) throws(StoreError) -> EventLog {
+        try EventLog(path: path, create: true, options: options)
+    }
+
+    /// Opens an existing Breeze database.
+    ///
+    /// - Throws: `StoreError.missing` when there is no file, `.notBreeze` for a file that is not a Breeze
+    ///   database (left untouched), `.newerSchema` for one written by a newer Breeze.
+    public static func open(at path: String, options: Options = Options()) throws(StoreError) -> EventLog {
+        try EventLog(path: path, create: false, options: options)
+    }
+
+    private init(path: String, create: Bool, options: Options) throws(StoreError) {
+        self.path = path
+        self.options = options
+        if !create && !FileChecks.exists(path) {
+            throw StoreError(.missing, "\(path): no Breeze database here (create one with `breeze init --db \(path)`)")
+        }
+        if FileChecks.isDirectory(path) {
+            throw StoreError(.notBreeze, "\(path): is a directory, not a Breeze database")
+        }
+        do {
+            db = try Database(path: path, create: create)
+        } catch {
+            throw StoreError(.missing, "\(path): cannot open (\(error.message))", sqliteCode: error.code)
+        }
+        db.setBusyTimeout(milliseconds: options.busyTimeoutMillis)
+        do {
+            // Inspect before writing anything: a foreign file must stay byte-for-byte as it was.
+            let appID = try db.scalarInt("PRAGMA application_id") ?? 0
+            let version = try db.scalarInt("PRAGMA user_version") ?? 0
+            let objects = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
+            if appID == 0 && version == 0 && objects == 0 {
+                guard create else {
+                    throw StoreError(.notBreeze, "\(path): empty file, not an initialised Breeze database (run `breeze init --db \(path)`)")
+                }
+            } else if appID != Schema.applicationID {
+                throw StoreError(.notBreeze, "\(path): an SQLite database of another application, not Breeze; left untouched")
+            } else if version > Schema.current {
+                throw StoreError(.newerSchema, "\(path): written by a newer Breeze (schema \(version), this build reads up to \(Schema.current)); upgrade Breeze to open it")
+            }
+            _ = try db.scalarInt("PRAGMA journal_mode=WAL")
+            try db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")")
+            if version < Schema.current { try EventLog.migrate(db, from: version) }
+            (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
+        } catch {
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    private static func migrate(_ db: Database, from version: Int64) throws {
+        try db.writeTransaction {
+            // Re-read inside the lock: another process may have migrated meanwhile.
+            let now = try db.scalarInt("PRAGMA user_version") ?? 0
+            guard now < Schema.current else { return }
+            for v in Int(now)..<Int(Schema.current) { try db.execute(Schema.migrations[v]) }
+            if now == 0 {
+                let s = try db.prepare("INSERT INTO meta(key, value) VALUES ('replica', ?), ('epoch', 0), ('hlc', 0)")
+                try s.bind(1, Int64(bitPattern: ReplicaID.random().rawValue))
+                try s.run()
+            }
+            try db.execute("PRAGMA application_id=\(Schema.applicationID); PRAGMA user_version=\(Schema.current)")
+        }
+    }
+
+    /// Reads the replica id and decides the epoch: a new epoch whenever the boot differs from the one the
+    /// current epoch started in (or is unknown), because `synchronous=NORMAL` commits of the previous boot
+    /// may have been lost and their counters must not be issued again. The bump is committed with
+    /// `synchronous=FULL` before any event uses it.
+    private static func identity(_ db: Database, bootID: String?, durability: Durability) throws -> (ReplicaID, UInt32) {
+        func read() throws -> (ReplicaID, UInt32, String?) {
+            let s = try db.prepare("SELECT key, value FROM meta WHERE key IN ('replica', 'epoch', 'boot')")
+            var r: Int64 = 0, e: Int64 = 0, b: String?
+            while try s.step() {
+                switch s.text(0) {
+                case "replica": r = s.int(1)
+                case "epoch": e = s.int(1)
+                default: b = s.text(1)
+                }
+            }
+            return (ReplicaID(rawValue: UInt64(bitPattern: r)), UInt32(clamping: e), b)
+        }
+        let (replica, epoch, boot) = try read()
+        if epoch > 0, let bootID, boot == bootID { return (replica, epoch) }
+        try db.execute("PRAGMA synchronous=FULL")
+        defer { try? db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")") }
+        return try db.writeTransaction {
+            let (r, e, b) = try read()
+            if e > 0, let bootID, b == bootID { return (r, e) }
+            let next = e + 1
+            let s = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', ?), ('boot', ?)")
+            try s.bind(1, Int64(next))
+            if let bootID { try s.bind(2, bootID) } else { try s.bindNull(2) }
+            try s.run()
+            return (r, next)
+        }
+    }
+
+    /// Closes the database. Further calls fail.
+    public func close() { db.close() }
+
+    // MARK: Streams
+
+    func streamKey(_ stream: StreamID, create: Bool) throws -> Int64? {
+        let name = stream.description
+        if let id = streamIDs[name] { return id }
+        let q = try db.cached("SELECT id FROM streams WHERE name = ?")
+        try q.bind(1, name)
+        if try q.step() {
+            let id = q.int(0)
+            streamIDs[name] = id
+            return id
+        }
+        guard create else { return nil }
+        let ins = try db.cached("INSERT INTO streams(name) VALUES (?)")
+        try ins.bind(1, name)
+        try ins.run()
+        let id = try db.scalarInt("SELECT last_insert_rowid()")!
+        // Cached only after commit would be safer; a rolled-back stream row is re-created by name next time.
+        return id
+    }
+
+    /// Every stream the log holds events of.
+    public func streams() throws(StoreError) -> [StreamID] {
+        do {
+            let s = try db.cached("SELECT name FROM streams ORDER BY name")
+            var out: [StreamID] = []
+            while try s.step() { if let st = try? StreamID(parsing: s.text(0)) { out.append(st) } }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    // MARK: Local append
+
+    /// Appends one event to `stream` and returns it once committed.
+    @discardableResult
+    public func append(_ body: EventBody, to stream: StreamID) throws(StoreError) -> Event {
+        try append([(stream, body)])[0]
+    }
+
+    /// Appends a batch in one transaction: all or nothing. Returns the events, committed, in order.
+    ///
+    /// - Throws: `.invalidAppend` when a body does not belong in its stream (a favourite in `public`, say);
+    ///   `.diskFull`, `.busy` or another `StoreError` when SQLite fails, in which case nothing was stored.
+    @discardableResult
+    public func append(_ items: [(StreamID, EventBody)]) throws(StoreError) -> [Event] {
+        for (stream, body) in items where !body.belongs(in: stream) {
+            throw StoreError(.invalidAppend, "event type '\(body.type)' cannot be written to stream '\(stream)'")
+        }
+        let encoded = items.map { ($0.0, $0.1.encode()) }
+        do {
+            let events = try db.writeTransaction { () throws -> [Event] in
+                var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
+                var next: [StreamID: (key: Int64, counter: UInt64)] = [:]
+                var out: [Event] = []
+                out.reserveCapacity(items.count)
+                let insert = try db.cached(EventLog.insertSQL)
+                let wall = options.wallClock()
+                for (stream, (type, version, payload)) in encoded {
+                    var slot: (key: Int64, counter: UInt64)
+                    if let s = next[stream] { slot = s } else {
+                        let key = try streamKey(stream, create: true)!
+                        slot = (key, try head(stream: key, origin: origin))
+                    }
+                    slot.counter += 1
+                    next[stream] = slot
+                    let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
+                                  hlc: clock.tick(wallMillis: wall), type: type, schemaVersion: version,
+                                  payload: payload)
+                    try insertRow(insert, e, stream: slot.key, flags: 0)
+                    out.append(e)
+                }
+                for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
+                try writeClock(clock.last)
+                return out
+            }
+            return events
+        } catch {
+            streamIDs.removeAll()
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    static let insertSQL =
+        "INSERT INTO events(stream, origin, epoch, counter, hlc, type, flags, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+    private func insertRow(_ s: Statement, _ e: Event, stream: Int64, flags: Int64) throws {
+        s.reset()
+        try s.bind(1, stream)
+        try s.bind(2, Int64(bitPattern: e.id.origin.replica.rawValue))
+        try s.bind(3, Int64(e.id.origin.epoch))
+        try s.bind(4, Int64(bitPattern: e.id.counter))
+        try s.bind(5, Int64(bitPattern: e.hlc.rawValue))
+        try s.bind(6, e.type)
+        try s.bind(7, flags)
+        try s.bind(8, e.encoded)
+        try s.run()
+    }
+
+    private func head(stream: Int64, origin: Origin) throws -> UInt64 {
+        let q = try db.cached("SELECT counter FROM heads WHERE stream = ? AND origin = ? AND epoch = ?")
+        try q.bind(1, stream)
+        try q.bind(2, Int64(bitPattern: origin.replica.rawValue))
+        try q.bind(3, Int64(origin.epoch))
+        return try q.step() ? UInt64(bitPattern: q.int(0)) : 0
+    }
+
+    private func setHead(stream: Int64, origin: Origin, counter: UInt64) throws {
+        let s = try db.cached("INSERT OR REPLACE INTO heads(stream, origin, epoch, counter) VALUES (?, ?, ?, ?)")
+        try s.bind(1, stream)
+        try s.bind(2, Int64(bitPattern: origin.replica.rawValue))
+        try s.bind(3, Int64(origin.epoch))
+        try s.bind(4, Int64(bitPattern: counter))
+        try s.run()
+    }
+
+    private func readClock() throws -> HLC {
+        let q = try db.cached("SELECT value FROM meta WHERE key = 'hlc'")
+        return try q.step() ? HLC(rawValue: UInt64(bitPattern: q.int(0))) : .zero
+    }
+
+    private func writeClock(_ hlc: HLC) throws {
+        let s = try db.cached("UPDATE meta SET value = ? WHERE key = 'hlc'")
+        try s.bind(1, Int64(bitPattern: hlc.rawValue))
+        try s.run()
+    }
+
+    /// The last timestamp this replica issued or observed (shared by every process using the database).
+    public func clock() throws(StoreError) -> HLC {
+        do { return try readClock() } catch { throw StoreError.from(error, path: path) }
+    }
+
+    // MARK: Remote ingest
+
+    /// What happened to a batch of remote events.
+    public struct IngestReport: Equatable, Sendable {
+        /// Newly stored.
+        public var inserted = 0
+        /// Already held with the same hash: nothing done.
+        public var duplicates = 0
+        /// Same id, different hash: refused and recorded in `conflicts`.
+        public var conflicts = 0
+        /// Would leave a gap in the origin's counters (an earlier event is missing): refused.
+        public var gaps = 0
+        /// A known type in a stream it does not belong to: refused.
+        public var invalid = 0
+        /// Stored, but with a timestamp beyond the clock-skew bound (flagged).
+        public var skewed = 0
+        /// The events stored, in order.
+        public var stored: [Event] = []
+        public init() {}
+        public static func == (a: IngestReport, b: IngestReport) -> Bool {
+            (a.inserted, a.duplicates, a.conflicts, a.gaps, a.invalid, a.skewed)
+                == (b.inserted, b.duplicates, b.conflicts, b.gaps, b.invalid, b.skewed)
+        }
+    }
+
+    /// Stores events received from a peer or a file, in one transaction. Idempotent; never overwrites.
+    ///
+    /// - Parameter source: who sent them (a peer address, a file name), recorded with any conflict.
+    public func ingest(_ events: [Event], source: String? = nil) throws(StoreError) -> IngestReport {
+        do {
+            return try db.writeTransaction { () throws -> IngestReport in
+                var report = IngestReport()
+                var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
+                var heads: [StreamID: [Origin: UInt64]] = [:]
+                var keys: [StreamID: Int64] = [:]
+                var dirty: Set<HeadKey> = []
+                let insert = try db.cached(EventLog.insertSQL)
+                let wall = options.wallClock()
+                for e in events {
+                    if !EventBody.type(e.type, belongsIn: e.stream) {
+                        report.invalid += 1
+                        continue
+                    }
+                    let key: Int64
+                    if let k = keys[e.stream] { key = k } else {
+                        key = try streamKey(e.stream, create: true)!
+                        keys[e.stream] = key
+                    }
+                    let held: UInt64
+                    if let h = heads[e.stream]?[e.id.origin] { held = h } else {
+                        held = try head(stream: key, origin: e.id.origin)
+                        heads[e.stream, default: [:]][e.id.origin] = held
+                    }
+                    if e.id.counter <= held {
+                        let stored = try storedHash(stream: key, id: e.id)
+                        if stored == e.hash {
+                            report.duplicates += 1
+                        } else {
+                            report.conflicts += 1
+                            try recordConflict(e, storedHash: stored ?? [], source: source, wall: wall)
+                        }
+                        continue
+                    }
+                    guard e.id.counter == held + 1 else {
+                        report.gaps += 1
+                        continue
+                    }
+                    let skewed = clock.observe(e.hlc, wallMillis: wall)
+                    if skewed { report.skewed += 1 }
+                    try insertRow(insert, e, stream: key, flags: skewed ? 1 : 0)
+                    heads[e.stream]![e.id.origin] = e.id.counter
+                    dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
+                    report.inserted += 1
+                    report.stored.append(e)
+                }
+                for d in dirty {
+                    try setHead(stream: keys[d.stream]!, origin: d.origin, counter: heads[d.stream]![d.origin]!)
+                }
+                try writeClock(clock.last)
+                return report
+            }
+        } catch {
+            streamIDs.removeAll()
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    private struct HeadKey: Hashable { let stream: StreamID; let origin: Origin }
+
+    private func storedHash(stream: Int64, id: EventID) throws -> [UInt8]? {
+        let q = try db.cached("SELECT data FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter = ?")
+        try q.bind(1, stream)
+        try q.bind(2, Int64(bitPattern: id.origin.replica.rawValue))
+        try q.bind(3, Int64(id.origin.epoch))
+        try q.bind(4, Int64(bitPattern: id.counter))
+        guard try q.step() else { return nil }
+        let data = q.blob(0)
+        return Array(data.suffix(Event.hashLength))
+    }
+
+    private func recordConflict(_ e: Event, storedHash: [UInt8], source: String?, wall: UInt64) throws {
+        let s = try db.cached("""
+            INSERT INTO conflicts(stream, event_id, stored_hash, offered, source, received_ms)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        try s.bind(1, e.stream.description)
+        try s.bind(2, e.id.description)
+        try s.bind(3, storedHash)
+        try s.bind(4, e.encoded)
+        if let source { try s.bind(5, source) } else { try s.bindNull(5) }
+        try s.bind(6, Int64(bitPattern: wall))
+        try s.run()
+    }
+
+    /// A refused event: same id as a stored one, different content.
+    public struct Conflict: Sendable {
+        public let stream: String
+        public let eventID: String
+        public let storedHash: [UInt8]
+        public let offered: [UInt8]
+        public let source: String?
+        public let receivedMillis: UInt64
+    }
+
+    /// Every conflict recorded, oldest first.
+    public func conflicts() throws(StoreError) -> [Conflict] {
+        do {
+            let q = try db.cached("SELECT stream, event_id, stored_hash, offered, source, received_ms FROM conflicts ORDER BY id")
+            var out: [Conflict] = []
+            while try q.step() {
+                out.append(Conflict(stream: q.text(0), eventID: q.text(1), storedHash: q.blob(2), offered: q.blob(3),
+                                    source: q.isNull(4) ? nil : q.text(4), receivedMillis: UInt64(bitPattern: q.int(5))))
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    // MARK: Reading
+
+    /// The version vector of one stream: for each origin, the highest counter held (all below it are held).
+    public func versionVector(of stream: StreamID) throws(StoreError) -> VersionVector {
+        do {
+            guard let key = try streamKey(stream, create: false) else { return VersionVector() }
+            let q = try db.cached("SELECT origin, epoch, counter FROM heads WHERE stream = ?")
+            try q.bind(1, key)
+            var vv = VersionVector()
+            while try q.step() {
+                let o = Origin(replica: ReplicaID(rawValue: UInt64(bitPattern: q.int(0))), epoch: UInt32(q.int(1)))
+                vv[o] = UInt64(bitPattern: q.int(2))
+            }
+            return vv
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Version vectors of every stream held.
+    public func versionVectors() throws(StoreError) -> [StreamID: VersionVector] {
+        var out: [StreamID: VersionVector] = [:]
+        for s in try streams() { out[s] = try versionVector(of: s) }
+        return out
+    }
+
+    /// A page of a stream's events that `vector` does not cover, in log order, starting after local sequence
+    /// number `afterSeq`. At most `limit` rows are read, so memory stays bounded however long the log is;
+    /// pass the returned `nextSeq` to continue, until it is nil.
+    public func events(in stream: StreamID, notIn vector: VersionVector = VersionVector(), afterSeq: Int64 = 0,
+                       limit: Int = 1000) throws(StoreError) -> (events: [Event], nextSeq: Int64?) {
+        do {
+            guard let key = try streamKey(stream, create: false) else { return ([], nil) }
+            let q = try db.cached("SELECT seq, data FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?")
+            try q.bind(1, key)
+            try q.bind(2, afterSeq)
+            try q.bind(3, Int64(limit))
+            var out: [Event] = []
+            var last = afterSeq, rows = 0
+            while try q.step() {
+                rows += 1
+                last = q.int(0)
+                let e = try Event(decoding: q.blob(1))
+                if !vector.contains(e.id) { out.append(e) }
+            }
+            return (out, rows < limit ? nil : last)
+        } catch let e as DecodingError {
+            throw StoreError(.corrupt, "\(path): a stored event does not decode (\(e)); run `breeze verify`")
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// A row of the log with its local position.
+    public struct Entry: Sendable {
+        /// Local arrival order (1, 2, ...); differs between replicas.
+        public let seq: Int64
+        /// The event.
+        public let event: Event
+        /// True when the timestamp was beyond the skew bound when it arrived.
+        public let skewed: Bool
+    }
+
+    /// Calls `body` for each event in log order (optionally of one stream), reading in pages of `pageSize`
+    /// rows so the whole log is never in memory. Return false from `body` to stop early.
+    public func forEach(stream: StreamID? = nil, afterSeq: Int64 = 0, pageSize: Int = 2048,
+                        _ body: (Entry) throws -> Bool) throws {
+        var after = afterSeq
+        var key: Int64?
+        if let stream {
+            do { key = try streamKey(stream, create: false) } catch { throw StoreError.from(error, path: path) }
+            if key == nil { return }
+        }
+        while true {
+            var page: [Entry] = []
+            do {
+                let q = try db.cached(key == nil
+                    ? "SELECT seq, data, flags FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
+                    : "SELECT seq, data, flags FROM events WHERE seq > ? AND stream = ? ORDER BY seq LIMIT ?")
+                try q.bind(1, after)
+                if let key {
+                    try q.bind(2, key)
+                    try q.bind(3, Int64(pageSize))
+                } else {
+                    try q.bind(2, Int64(pageSize))
+                }
+                while try q.step() {
+                    page.append(Entry(seq: q.int(0), event: try Event(decoding: q.blob(1)), skewed: q.int(2) & 1 != 0))
+                }
+            } catch let e as DecodingError {
+                throw StoreError(.corrupt, "\(path): a stored event after seq \(after) does not decode (\(e)); run `breeze verify`")
+            } catch { throw StoreError.from(error, path: path) }
+            for entry in page {
+                if try !body(entry) { return }
+            }
+            guard page.count == pageSize, let last = page.last else { return }
+            after = last.seq
+        }
+    }
+
+    /// Number of events held (optionally of one stream).
+    public func count(stream: StreamID? = nil) throws(StoreError) -> Int {
+        do {
+            if let stream {
+                guard let key = try streamKey(stream, create: false) else { return 0 }
+                let q = try db.cached("SELECT count(*) FROM events WHERE stream = ?")
+                try q.bind(1, key)
+                _ = try q.step()
+                return Int(q.int(0))
+            }
+            return Int(try db.scalarInt("SELECT count(*) FROM events") ?? 0)
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// The user's state, reduced from every event of `user:<id>`.
+    public func userState(user: String) throws -> UserState {
+        var state = UserState()
+        try forEach(stream: .user(user)) { entry in
+            state.apply(entry.event)
+            return true
+        }
+        return state
+    }
+
+    /// Runs SQLite's `PRAGMA integrity_check`; returns the problems found (empty when the file is sound).
+    public func integrityCheck() throws(StoreError) -> [String] {
+        do {
+            let q = try db.prepare("PRAGMA integrity_check")
+            var out: [String] = []
+            while try q.step() { out.append(q.text(0)) }
+            return out == ["ok"] ? [] : out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+}
+
+// Owns a SQLite connection used by one thread at a time.
+@available(*, unavailable)
+extension EventLog: Sendable {}

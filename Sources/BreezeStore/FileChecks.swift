@@ -1,0 +1,14 @@
+import Glibc
+
+/// File-system questions asked before SQLite touches a path.
+enum FileChecks {
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+}

@@ -1,0 +1,38 @@
+/// The database layout and its migrations.
+///
+/// A Breeze database is recognised by `PRAGMA application_id` (0x42525A45, "BRZE") and versioned by
+/// `PRAGMA user_version` (https://www.sqlite.org/pragma.html#pragma_application_id). Opening runs every
+/// migration above the file's version in one transaction; a file whose version is above `current` was
+/// written by a newer Breeze and is refused without being modified.
+enum Schema {
+    static let applicationID: Int64 = 0x4252_5A45
+    /// The schema version this build writes.
+    static let current: Int64 = 1
+
+    /// `migrations[i]` takes a database from version i to i+1.
+    static let migrations: [String] = [
+        // 0 -> 1: the log, stream names, per-origin heads, the clock and identity, refused conflicts.
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value ANY) WITHOUT ROWID;
+        CREATE TABLE streams(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+        CREATE TABLE events(
+            seq     INTEGER PRIMARY KEY,  -- local arrival order
+            stream  INTEGER NOT NULL,     -- streams.id
+            origin  INTEGER NOT NULL,     -- replica id (64-bit, stored signed)
+            epoch   INTEGER NOT NULL,
+            counter INTEGER NOT NULL,
+            hlc     INTEGER NOT NULL,
+            type    TEXT    NOT NULL,
+            flags   INTEGER NOT NULL DEFAULT 0,  -- 1 = timestamp beyond the clock-skew bound when received
+            data    BLOB    NOT NULL      -- the canonical encoding, hash included
+        );
+        CREATE UNIQUE INDEX events_id ON events(stream, origin, epoch, counter);
+        CREATE TABLE heads(
+            stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
+            PRIMARY KEY(stream, origin, epoch)) WITHOUT ROWID;
+        CREATE TABLE conflicts(
+            id INTEGER PRIMARY KEY, stream TEXT NOT NULL, event_id TEXT NOT NULL,
+            stored_hash BLOB NOT NULL, offered BLOB NOT NULL, source TEXT, received_ms INTEGER NOT NULL);
+        """,
+    ]
+}

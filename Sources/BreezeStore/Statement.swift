@@ -1,0 +1,76 @@
+internal import CSQLite
+
+/// A prepared statement (https://www.sqlite.org/c3ref/stmt.html), finalized in `deinit`.
+final class Statement {
+    private var stmt: OpaquePointer?
+    unowned let database: Database
+    let sql: String
+
+    init(database: Database, sql: String) throws(DatabaseError) {
+        self.database = database
+        self.sql = sql
+        var s: OpaquePointer?
+        let rc = sqlite3_prepare_v3(database.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &s, nil)
+        guard rc == SQLITE_OK, let s else { throw database.error(rc, sql: sql) }
+        stmt = s
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Resets the statement and clears its bindings.
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    private func check(_ rc: Int32) throws(DatabaseError) {
+        if rc != SQLITE_OK { throw database.error(rc, sql: sql) }
+    }
+
+    func bind(_ i: Int32, _ v: Int64) throws(DatabaseError) { try check(sqlite3_bind_int64(stmt, i, v)) }
+    func bind(_ i: Int32, _ v: Double) throws(DatabaseError) { try check(sqlite3_bind_double(stmt, i, v)) }
+    func bindNull(_ i: Int32) throws(DatabaseError) { try check(sqlite3_bind_null(stmt, i)) }
+    /// Binds text, copied by SQLite (a Swift string's C pointer is only valid during the call).
+    func bind(_ i: Int32, _ v: String) throws(DatabaseError) {
+        try check(sqlite3_bind_text(stmt, i, v, -1, breeze_sqlite_transient()))
+    }
+    /// Binds a blob, copied by SQLite.
+    func bind(_ i: Int32, _ v: [UInt8]) throws(DatabaseError) {
+        let rc = v.withUnsafeBytes { b in
+            sqlite3_bind_blob(stmt, i, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count),
+                              breeze_sqlite_transient())
+        }
+        try check(rc)
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    @discardableResult
+    func step() throws(DatabaseError) -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw database.error(rc, sql: sql)
+    }
+
+    /// Steps to completion, for statements with no results.
+    func run() throws(DatabaseError) {
+        while try step() {}
+    }
+
+    func int(_ col: Int32) -> Int64 { sqlite3_column_int64(stmt, col) }
+    func double(_ col: Int32) -> Double { sqlite3_column_double(stmt, col) }
+    func isNull(_ col: Int32) -> Bool { sqlite3_column_type(stmt, col) == SQLITE_NULL }
+    func text(_ col: Int32) -> String {
+        guard let p = sqlite3_column_text(stmt, col) else { return "" }
+        return String(cString: p)
+    }
+    func blob(_ col: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(stmt, col))
+        guard n > 0, let p = sqlite3_column_blob(stmt, col) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+}
+
+// Owned by its `Database`, used on the same thread.
+@available(*, unavailable)
+extension Statement: Sendable {}
