@@ -101,6 +101,9 @@ public struct Event: Hashable, Sendable {
         try EventBody.decode(type: type, version: schemaVersion, payload: payload)
     }
 
+    /// The hash as 32 hex digits.
+    public var hashHex: String { Digest.hex(hash) }
+
     /// The LWW ordering key of this event: HLC first, then origin and counter, a total order.
     public var stamp: Stamp { Stamp(hlc: hlc, id: id) }
 

@@ -1,0 +1,149 @@
+import BreezeCore
+import BreezeStore
+import Glibc
+
+/// `breeze bench append`: appends N synthetic readings through `EventLog.append` in batches and, batch by
+/// batch in the same run, inserts the very same rows with plain SQLite statements into a table of the same
+/// shape (`RawBaseline`); prints both rates, their ratio and the peak resident memory.
+enum BenchCommand {
+    static let usage = """
+        usage: breeze bench append [--count N] [--batch B] [--dir DIR] [--durability full|normal] [--json]
+          N events (default 1000000) in batches of B (default 10000), in a temporary directory unless --dir
+        """
+
+    static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
+        let a = try Arguments(args, valued: ["count", "batch", "dir"], usage: usage)
+        let p = try a.expect(["append"])
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append", usage) }
+        let count = try positive(a.options["count"], "--count", default: 1_000_000)
+        let batch = try positive(a.options["batch"], "--batch", default: 10_000)
+        let dir: String
+        if let d = a.options["dir"] { dir = d } else { dir = try temporaryDirectory() }
+        let result = try append(count: count, batch: batch, dir: dir, durability: ctx.durability, console: ctx.console)
+        if a.options["dir"] == nil {
+            for f in ["engine.db", "engine.db-wal", "engine.db-shm", "raw.db", "raw.db-wal", "raw.db-shm"] {
+                unlink(dir + "/" + f)
+            }
+            rmdir(dir)
+        }
+        if ctx.json {
+            ctx.console.out(JSONValue.object([
+                ("benchmark", .string("append")), ("events", .int(Int64(count))), ("batch", .int(Int64(batch))),
+                ("durability", .string(ctx.durability.rawValue)),
+                ("engineEventsPerSecond", .double(result.engineRate.rounded())),
+                ("rawSQLiteRowsPerSecond", .double(result.rawRate.rounded())),
+                ("ratio", .double((result.engineRate / result.rawRate * 1000).rounded() / 1000)),
+                ("peakRSSMiB", .double(result.peakMiB)),
+            ]).text)
+        } else {
+            ctx.console.out("append benchmark: \(count) events in batches of \(batch), durability \(ctx.durability.rawValue)")
+            ctx.console.out("  engine (EventLog.append)   \(fmt(result.engineRate)) events/s")
+            ctx.console.out("  raw SQLite, same rows      \(fmt(result.rawRate)) rows/s")
+            ctx.console.out("  ratio engine/raw           \(fmt2(result.engineRate / result.rawRate))  (goal >= 0.6)")
+            ctx.console.out("  peak resident memory       \(fmt2(result.peakMiB)) MiB")
+        }
+    }
+
+    struct Result { var engineRate: Double; var rawRate: Double; var peakMiB: Double }
+
+    static func append(count: Int, batch: Int, dir: String, durability: EventLog.Durability,
+                       console: Console) throws(CLIError) -> Result {
+        var o = EventLog.Options()
+        o.durability = durability
+        do {
+            let log = try EventLog.create(at: dir + "/engine.db", options: o)
+            let raw = try RawBaseline(path: dir + "/raw.db", durability: durability)
+            defer { log.close(); raw.close() }
+            var engineSeconds = 0.0, rawSeconds = 0.0
+            var generator = ReadingGenerator()
+            var done = 0
+            var lastSeq: Int64 = 0
+            while done < count {
+                let n = min(batch, count - done)
+                let items = (0..<n).map { _ in (StreamID.public, EventBody.reading(generator.next())) }
+                let t0 = monotonicSeconds()
+                try log.append(items)
+                let t1 = monotonicSeconds()
+                let rows = try log.rawRows(seq: (lastSeq + 1)...(lastSeq + Int64(n)))
+                let t2 = monotonicSeconds()
+                try raw.insert(rows)
+                let t3 = monotonicSeconds()
+                engineSeconds += t1 - t0
+                rawSeconds += t3 - t2
+                lastSeq += Int64(n)
+                done += n
+                if console.isTerminal { console.progress("appended \(done)/\(count)") }
+            }
+            if console.isTerminal { console.progress("") }
+            return Result(engineRate: Double(count) / engineSeconds, rawRate: Double(count) / rawSeconds,
+                          peakMiB: peakResidentMiB())
+        } catch {
+            throw .failure("bench append in \(dir): \(error)")
+        }
+    }
+
+    static func positive(_ s: String?, _ name: String, default d: Int) throws(CLIError) -> Int {
+        guard let s else { return d }
+        guard let n = Int(s.replacingUnderscores), n > 0 else { throw .failure("\(name) '\(s)': expected a positive whole number") }
+        return n
+    }
+
+    static func temporaryDirectory() throws(CLIError) -> String {
+        var template = Array("/tmp/breeze-bench-XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else { throw .failure("cannot create a temporary directory in /tmp") }
+        return String(cString: p)
+    }
+
+    static func fmt(_ v: Double) -> String {
+        let s = String(Int(v.rounded()))
+        var out = ""
+        for (i, ch) in s.enumerated() {
+            if i > 0 && (s.count - i) % 3 == 0 { out += "," }
+            out.append(ch)
+        }
+        return out
+    }
+
+    static func fmt2(_ v: Double) -> String {
+        let r = (v * 100).rounded() / 100
+        let whole = Int(r), frac = Int(((r - Double(whole)) * 100).rounded())
+        return "\(whole).\(frac < 10 ? "0" : "")\(frac)"
+    }
+}
+
+/// Deterministic synthetic PurpleAir-like readings (200 sensors, one reading per sensor every 2 minutes).
+struct ReadingGenerator {
+    private var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    private var i = 0
+
+    mutating func random() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+
+    mutating func next() -> Reading {
+        defer { i += 1 }
+        let sensor = i % 200
+        let a = 2 + random() * 40, b = a + random() * 2 - 1
+        return Reading(source: "purpleair", sensor: String(100_000 + sensor), time: 1_698_000_000 + Int64(i / 200) * 120,
+                       values: [Measurement("pm25_cf1_a", a), Measurement("pm25_cf1_b", b),
+                                Measurement("humidity", 30 + random() * 50), Measurement("temperature", 5 + random() * 20)])
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Peak resident set size of this process (getrusage `ru_maxrss`, in KiB on Linux), in MiB.
+func peakResidentMiB() -> Double {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_maxrss) / 1024
+}
+
+extension String {
+    var replacingUnderscores: String { String(filter { $0 != "_" && $0 != "," }) }
+}

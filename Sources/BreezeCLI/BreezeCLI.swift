@@ -1,0 +1,117 @@
+import BreezeCore
+import BreezeStore
+
+/// The `breeze` command-line tool as a library: `run` parses arguments, runs one command and returns the
+/// exit status (0 success, 1 failure, 2 usage error). It never traps on bad input.
+public enum BreezeCLI {
+    /// The top-level usage text.
+    public static let usage = """
+        usage: breeze <command> [options]
+
+        commands:
+          init                                  create the database (and this replica's identity)
+          favourite add|remove SENSOR           add or remove a favourite sensor
+          watch add|remove SENSOR               add or remove a watched sensor (alerts)
+          alert set [--category C] [--on-clear notify|silent] [--enabled true|false]
+                                                C: good|moderate|usg|unhealthy|very-unhealthy|hazardous
+          unit set celsius|fahrenheit           temperature unit
+          source list                           data sources, enabled or not, and corrections
+          source enable|disable SOURCE          turn a data source on or off
+          source correct SOURCE CORRECTION      choose the correction applied to a source
+          state                                 the user's settings as merged from the log
+          log [--stream S] [--limit N]          the events, oldest first
+          bench append [--count N] [--batch B]  append benchmark against raw SQLite
+
+        options (any command):
+          --db PATH            database file (default: $BREEZE_DB, else ~/.local/share/breeze/breeze.db)
+          --user ID            user whose settings to read or change (default: $BREEZE_USER, else 'me')
+          --json               machine-readable output
+          --durability full|normal   commit durability (default full; see README)
+          --help               help for a command
+        """
+
+    /// Runs the tool with `arguments` (without the program name).
+    public static func run(_ arguments: [String], environment: [String: String], console: Console) -> Int32 {
+        var rest: [String] = []
+        var db: String?, user: String?, json = false, help = false, durability: String?
+        var i = 0
+        func value(_ name: String) -> String? {
+            guard i + 1 < arguments.count else { return nil }
+            i += 1
+            return arguments[i]
+        }
+        while i < arguments.count {
+            let a = arguments[i]
+            switch a {
+            case "--db": guard let v = value(a) else { return usageError("option --db needs a value", usage, console) }; db = v
+            case "--user": guard let v = value(a) else { return usageError("option --user needs a value", usage, console) }; user = v
+            case "--durability": guard let v = value(a) else { return usageError("option --durability needs a value", usage, console) }; durability = v
+            case "--json": json = true
+            case "--help", "-h", "help": help = true
+            default:
+                if a.hasPrefix("--db=") { db = String(a.dropFirst(5)) }
+                else if a.hasPrefix("--user=") { user = String(a.dropFirst(7)) }
+                else if a.hasPrefix("--durability=") { durability = String(a.dropFirst(13)) }
+                else { rest.append(a) }
+            }
+            i += 1
+        }
+        guard let command = rest.first else {
+            if help { console.out(usage); return 0 }
+            return usageError("no command given", usage, console)
+        }
+        guard let cmd = commands.first(where: { $0.name == command }) else {
+            return usageError("unknown command '\(command)'", usage, console)
+        }
+        if help { console.out(cmd.help); return 0 }
+        let mode: EventLog.Durability
+        switch durability {
+        case nil: mode = .full
+        case let d?:
+            guard let m = EventLog.Durability(rawValue: d) else {
+                return usageError("--durability must be full or normal, not '\(d)'", cmd.help, console)
+            }
+            mode = m
+        }
+        if db == "" { return usageError("--db: empty path", cmd.help, console) }
+        let ctx = Context(
+            dbPath: db ?? environment["BREEZE_DB"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? Context.defaultDatabasePath(environment: environment),
+            user: user ?? environment["BREEZE_USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "me",
+            json: json, durability: mode, console: console)
+        do {
+            try cmd.run(Array(rest.dropFirst()), ctx)
+            return 0
+        } catch {
+            console.err("breeze \(command): \(error.message)")
+            if let u = error.usage { console.err(u) }
+            return error.exitCode
+        }
+    }
+
+    private static func usageError(_ message: String, _ usage: String, _ console: Console) -> Int32 {
+        console.err("breeze: \(message)")
+        console.err(usage)
+        return 2
+    }
+
+    struct Command: Sendable {
+        let name: String
+        let help: String
+        let run: @Sendable ([String], Context) throws(CLIError) -> Void
+    }
+
+    static let commands: [Command] = [
+        Command(name: "init", help: InitCommand.usage, run: InitCommand.run),
+        Command(name: "favourite", help: SetCommand.favouriteUsage) { a, c throws(CLIError) in
+            try SetCommand.run(a, c, kind: .favourite) },
+        Command(name: "watch", help: SetCommand.watchUsage) { a, c throws(CLIError) in
+            try SetCommand.run(a, c, kind: .watch) },
+        Command(name: "alert", help: SettingsCommands.alertUsage, run: SettingsCommands.alert),
+        Command(name: "unit", help: SettingsCommands.unitUsage, run: SettingsCommands.unit),
+        Command(name: "source", help: SettingsCommands.sourceUsage, run: SettingsCommands.source),
+        Command(name: "state", help: StateCommand.usage, run: StateCommand.run),
+        Command(name: "log", help: LogCommand.usage, run: LogCommand.run),
+        Command(name: "bench", help: BenchCommand.usage, run: BenchCommand.run),
+    ]
+}

@@ -1,0 +1,26 @@
+/// Where a command writes: standard output and standard error in the tool, buffers in tests.
+public protocol Console: AnyObject {
+    /// Writes a line to standard output.
+    func out(_ line: String)
+    /// Writes a line to standard error.
+    func err(_ line: String)
+    /// True when standard error is a terminal (progress is shown only then).
+    var isTerminal: Bool { get }
+    /// Rewrites the current progress line on standard error (terminals only).
+    func progress(_ text: String)
+}
+
+/// Collects output in memory (for tests).
+public final class BufferConsole: Console {
+    public private(set) var stdout: [String] = []
+    public private(set) var stderr: [String] = []
+    public init() {}
+    public func out(_ line: String) { stdout.append(line) }
+    public func err(_ line: String) { stderr.append(line) }
+    public var isTerminal: Bool { false }
+    public func progress(_ text: String) {}
+}
+
+// Used from one thread: the command being run.
+@available(*, unavailable)
+extension BufferConsole: Sendable {}

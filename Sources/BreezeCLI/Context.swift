@@ -1,0 +1,46 @@
+public import BreezeStore
+import BreezeCore
+
+/// What every command receives: the global options, resolved, and the console.
+public struct Context {
+    /// The database path (`--db`, else `BREEZE_DB`, else the default file).
+    public var dbPath: String
+    /// The user (`--user`, else `BREEZE_USER`, else `me`).
+    public var user: String
+    /// `--json`: machine-readable output.
+    public var json: Bool
+    /// `--durability full|normal` (default full).
+    public var durability: EventLog.Durability
+    /// Where output goes.
+    public let console: Console
+
+    /// Opens the existing log, mapping store errors to one-line failures.
+    func openLog() throws(CLIError) -> EventLog {
+        var o = EventLog.Options()
+        o.durability = durability
+        do { return try EventLog.open(at: dbPath, options: o) } catch { throw .failure(error.description) }
+    }
+
+    /// Runs `body` with the log open, closing it afterwards and turning store errors into failures.
+    func withLog<T>(_ body: (EventLog) throws -> T) throws(CLIError) -> T {
+        let log = try openLog()
+        defer { log.close() }
+        do { return try body(log) } catch let e as CLIError { throw e } catch let e as StoreError {
+            throw .failure(e.description)
+        } catch { throw .failure("\(dbPath): \(error)") }
+    }
+
+    /// The user's settings stream.
+    func userStream() throws(CLIError) -> StreamID {
+        do { try StreamID.validateUserID(user) } catch { throw .failure("--user: \(error.description)") }
+        return .user(user)
+    }
+
+    /// The path used when neither `--db` nor `BREEZE_DB` is given: `$XDG_DATA_HOME/breeze/breeze.db`, else
+    /// `~/.local/share/breeze/breeze.db`, else `./breeze.db`.
+    public static func defaultDatabasePath(environment: [String: String]) -> String {
+        if let x = environment["XDG_DATA_HOME"], !x.isEmpty { return x + "/breeze/breeze.db" }
+        if let h = environment["HOME"], !h.isEmpty { return h + "/.local/share/breeze/breeze.db" }
+        return "breeze.db"
+    }
+}

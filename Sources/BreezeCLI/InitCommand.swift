@@ -1,0 +1,41 @@
+import BreezeCore
+import BreezeStore
+import Glibc
+
+/// `breeze init`: creates the database and this replica's identity; on an existing Breeze database it
+/// says so and changes nothing.
+enum InitCommand {
+    static let usage = "usage: breeze init [--db PATH] [--durability full|normal] [--json]"
+
+    static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
+        _ = try Arguments(args, usage: usage).expect([])
+        let existed = access(ctx.dbPath, F_OK) == 0
+        if !existed { try makeParentDirectories(of: ctx.dbPath) }
+        var o = EventLog.Options()
+        o.durability = ctx.durability
+        let log: EventLog
+        do { log = try EventLog.create(at: ctx.dbPath, options: o) } catch { throw .failure(error.description) }
+        defer { log.close() }
+        if ctx.json {
+            ctx.console.out(JSONValue.object([("db", .string(ctx.dbPath)), ("replica", .string(log.replica.description)),
+                                              ("epoch", .int(Int64(log.epoch))), ("created", .bool(!existed))]).text)
+        } else if existed {
+            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(log.replica)); nothing changed")
+        } else {
+            ctx.console.out("created \(ctx.dbPath) (replica \(log.replica))")
+        }
+    }
+
+    /// `mkdir -p` of the directory part of `path`.
+    static func makeParentDirectories(of path: String) throws(CLIError) {
+        guard let slash = path.lastIndex(of: "/") else { return }
+        let dir = String(path[..<slash])
+        var prefix = dir.hasPrefix("/") ? "" : "."
+        for component in dir.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw .failure("\(path): cannot create directory \(prefix) (\(String(cString: strerror(errno))))")
+            }
+        }
+    }
+}

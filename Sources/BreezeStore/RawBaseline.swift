@@ -1,0 +1,76 @@
+internal import CSQLite
+
+/// The benchmark baseline: plain SQLite inserts of already-encoded rows, with one prepared statement and
+/// one transaction per batch, into a table of the same shape (and the same unique index) as the log's
+/// `events` table. Anything the engine does beyond this (encoding, hashing, clocks, counters, version
+/// vectors) is its overhead.
+public final class RawBaseline {
+    let db: Database
+    let insert: Statement
+
+    /// One row as the log stores it.
+    public struct Row: Sendable {
+        public var stream: Int64, origin: Int64, epoch: Int64, counter: Int64, hlc: Int64
+        public var type: String
+        public var data: [UInt8]
+        public init(stream: Int64, origin: Int64, epoch: Int64, counter: Int64, hlc: Int64, type: String, data: [UInt8]) {
+            self.stream = stream; self.origin = origin; self.epoch = epoch; self.counter = counter
+            self.hlc = hlc; self.type = type; self.data = data
+        }
+    }
+
+    /// Creates the table in a new database at `path`, with the same pragmas as the log.
+    public init(path: String, durability: EventLog.Durability) throws(StoreError) {
+        do {
+            db = try Database(path: path, create: true)
+            _ = try db.scalarInt("PRAGMA journal_mode=WAL")
+            try db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+            try db.execute(Schema.migrations[0])
+            insert = try db.prepare(EventLog.insertSQL)
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Inserts rows in one transaction.
+    public func insert(_ rows: [Row]) throws(StoreError) {
+        do {
+            try db.writeTransaction {
+                for r in rows {
+                    insert.reset()
+                    try insert.bind(1, r.stream)
+                    try insert.bind(2, r.origin)
+                    try insert.bind(3, r.epoch)
+                    try insert.bind(4, r.counter)
+                    try insert.bind(5, r.hlc)
+                    try insert.bind(6, r.type)
+                    try insert.bind(7, Int64(0))
+                    try insert.bind(8, r.data)
+                    try insert.run()
+                }
+            }
+        } catch { throw StoreError.from(error, path: db.path) }
+    }
+
+    /// Closes the database.
+    public func close() { db.close() }
+}
+
+extension EventLog {
+    /// The stored rows with `seq` in `range`, as `RawBaseline` takes them (for the benchmark).
+    public func rawRows(seq range: ClosedRange<Int64>) throws(StoreError) -> [RawBaseline.Row] {
+        do {
+            let q = try db.prepare("SELECT stream, origin, epoch, counter, hlc, type, data FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq")
+            try q.bind(1, range.lowerBound)
+            try q.bind(2, range.upperBound)
+            var out: [RawBaseline.Row] = []
+            while try q.step() {
+                out.append(RawBaseline.Row(stream: q.int(0), origin: q.int(1), epoch: q.int(2), counter: q.int(3),
+                                           hlc: q.int(4), type: q.text(5), data: q.blob(6)))
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+}
+
+// Owns a connection used by one thread.
+@available(*, unavailable)
+extension RawBaseline: Sendable {}
