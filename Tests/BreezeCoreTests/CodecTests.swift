@@ -1,0 +1,144 @@
+import Testing
+@testable import BreezeCore
+
+struct CodecTests {
+    static let origin = Origin(replica: ReplicaID(rawValue: 0x0123_4567_89ab_cdef), epoch: 3)
+
+    static let bodies: [(StreamID, EventBody)] = [
+        (.user("ana"), .favouriteAdd(sensor: "131075")),
+        (.user("ana"), .favouriteRemove(sensor: "131075", observed: [EventID(origin: origin, counter: 1),
+                                                                     EventID(origin: origin, counter: 9)])),
+        (.user("ana"), .watchAdd(sensor: "AQS-370630099")),
+        (.user("ana"), .watchRemove(sensor: "AQS-370630099", observed: [])),
+        (.user("ana"), .alertSet(AlertChange(category: .unhealthy, onClear: .silent, enabled: false))),
+        (.user("ana"), .alertSet(AlertChange(category: nil, onClear: nil, enabled: true))),
+        (.user("ana"), .unitSet(.fahrenheit)),
+        (.user("ana"), .sourceEnable(source: "purpleair")),
+        (.user("ana"), .sourceDisable(source: "airnow")),
+        (.user("ana"), .sourceCorrect(source: "purpleair", correction: "epa-2021-smoke")),
+        (.user("ana"), .biomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0, maxReading: 3, icon: "drop"))),
+        (.user("ana"), .testAlert(sensor: nil)),
+        (.user("ana"), .testAlert(sensor: "131075")),
+        (.public, .sensorRegistered(SensorRegistration(sensor: "131075", name: "Ümlaut 空气", source: "purpleair",
+                                                      kind: "purpleair", latitude: 42.73, longitude: -73.69,
+                                                      timeZone: "America/New_York"))),
+        (.public, .sensorRegistered(SensorRegistration(sensor: "x", name: "no location", source: "purpleair",
+                                                      kind: "purpleair", latitude: nil, longitude: nil, timeZone: nil))),
+        (.public, .reading(Reading(source: "purpleair", sensor: "131075", time: 1_698_000_000,
+                                   values: [Measurement("pm25_cf1_a", 12.5), Measurement("pm25_cf1_b", 13.25),
+                                            Measurement("temperature", -3.5), Measurement("humidity", 41)]))),
+        (.public, .reading(Reading(source: "aqs", sensor: "370630099", time: -86400, values: []))),
+        (.public, .pollenForecast(PollenForecast(latitude: 51.1657, longitude: 10.4515, regionCode: "DE", date: "2025-08-03",
+            entries: [PollenEntry(code: "GRASS", displayName: "Grass", isPlant: false, inSeason: true, indexValue: 1,
+                                  category: "Very Low", indexDescription: "People with very high allergy...",
+                                  colour: "#009E3A", healthRecommendations: ["a", "b"]),
+                      PollenEntry(code: "OLIVE", displayName: "Olive", isPlant: true, plantType: "TREE"),
+                      PollenEntry(code: "GRAMINALES", displayName: "Grasses", isPlant: true, plantType: "GRASS",
+                                  inSeason: false, indexValue: 0, family: "Poaceae", season: "Late spring, summer",
+                                  picture: "https://storage.googleapis.com/pollen-pictures/graminales_full.jpg")]))),
+        (.public, .dailyTemperature(DailyTemperature(station: "GHCND:USC00381770", date: "1930-01-01", maxC: 12.2,
+                                                     minC: nil, latitude: 34.68, longitude: -82.82))),
+        (.health("ana"), .biomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: 1_269_388_800,
+                                                            value: 148, unit: "mg/dL"))),
+    ]
+
+    @Test func everyBodyRoundTripsThroughTheEventEncoding() throws {
+        for (i, (stream, body)) in Self.bodies.enumerated() {
+            let e = Event(stream: stream, id: EventID(origin: Self.origin, counter: UInt64(i + 1)),
+                          hlc: HLC(physicalMillis: 1_700_000_000_000, logical: UInt16(i)), body: body)
+            let d = try Event(decoding: e.encoded)
+            #expect(d == e)
+            #expect(d.stream == stream && d.id == e.id && d.hlc == e.hlc)
+            #expect(try d.body() == body, "body \(body.type)")
+            #expect(EventBody.knownTypes[body.type] == d.schemaVersion)
+            #expect(body.belongs(in: stream))
+        }
+    }
+
+    @Test func eachTypeBelongsOnlyInItsKindOfStream() {
+        #expect(!EventBody.favouriteAdd(sensor: "x").belongs(in: .public))
+        #expect(!EventBody.reading(Reading(source: "a", sensor: "b", time: 0, values: [])).belongs(in: .user("u")))
+        #expect(!EventBody.biomarkerReading(BiomarkerReading(readingType: "g", time: 0, value: 1, unit: "x")).belongs(in: .public))
+        #expect(EventBody.unknown(type: "future.thing", version: 1, payload: []).belongs(in: .public))
+    }
+
+    @Test func unknownTypesAndVersionsArePreservedByteForByte() throws {
+        let future = Event(stream: .user("ana"), id: EventID(origin: Self.origin, counter: 1), hlc: HLC(rawValue: 42),
+                           type: "favourite.add", schemaVersion: 2, payload: [9, 8, 7])
+        let other = Event(stream: .public, id: EventID(origin: Self.origin, counter: 2), hlc: HLC(rawValue: 43),
+                          type: "radon.reading", schemaVersion: 1, payload: [1, 2, 3, 4])
+        for e in [future, other] {
+            let d = try Event(decoding: e.encoded)
+            #expect(d.encoded == e.encoded)
+            guard case .unknown(let t, let v, let p) = try d.body() else {
+                Issue.record("expected unknown body for \(e.type) v\(e.schemaVersion)")
+                continue
+            }
+            #expect(t == e.type && v == e.schemaVersion && p == e.payload)
+            // Re-encoding the unknown body gives the same event bytes.
+            #expect(Event(stream: d.stream, id: d.id, hlc: d.hlc, body: try d.body()).encoded == e.encoded)
+        }
+    }
+
+    @Test func tamperedTruncatedOrPaddedEventsAreRejected() throws {
+        let e = Event(stream: .user("ana"), id: EventID(origin: Self.origin, counter: 1), hlc: HLC(rawValue: 1),
+                      body: .favouriteAdd(sensor: "s"))
+        for i in 0..<e.encoded.count {
+            var bad = e.encoded
+            bad[i] ^= 0x40
+            #expect(throws: DecodingError.self, "flip at byte \(i)") { try Event(decoding: bad) }
+        }
+        for n in 0..<e.encoded.count {
+            #expect(throws: DecodingError.self) { try Event(decoding: Array(e.encoded.prefix(n))) }
+        }
+        #expect(throws: DecodingError.self) { try Event(decoding: e.encoded + [0]) }
+    }
+
+    @Test func malformedKnownPayloadThrowsInsteadOfGuessing() {
+        #expect(throws: DecodingError.self) { try EventBody.decode(type: "unit.set", version: 1, payload: [9]) }
+        #expect(throws: DecodingError.self) { try EventBody.decode(type: "favourite.add", version: 1, payload: [5, 65]) }
+        #expect(throws: DecodingError.self) { try EventBody.decode(type: "alert.set", version: 1, payload: [0, 0, 0, 0]) }
+    }
+
+    @Test func randomBytesNeverCrashTheDecoder() {
+        var rng = SeededRandom(seed: 7)
+        for _ in 0..<20_000 {
+            let n = Int.random(in: 0..<80, using: &rng)
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            _ = try? Event(decoding: bytes)
+            for t in EventBody.knownTypes.keys { _ = try? EventBody.decode(type: t, version: 1, payload: bytes) }
+        }
+    }
+
+    @Test func varintsRoundTripAtTheEdgesAndRejectOverflow() throws {
+        for v: UInt64 in [0, 1, 127, 128, 300, 16383, 16384, UInt64(UInt32.max), UInt64.max - 1, UInt64.max] {
+            var w = ByteWriter()
+            w.varint(v)
+            var r = ByteReader(w.bytes)
+            #expect(try r.varint() == v)
+            #expect(r.isAtEnd)
+        }
+        for v: Int64 in [0, -1, 1, Int64.min, Int64.max, -86400] {
+            var w = ByteWriter()
+            w.zigzag(v)
+            var r = ByteReader(w.bytes)
+            #expect(try r.zigzag() == v)
+        }
+        var r = ByteReader([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02])
+        #expect(throws: DecodingError.self) { try r.varint() }
+        var huge = ByteReader([0xff, 0xff, 0xff, 0x7f])
+        #expect(throws: DecodingError.self) { try huge.blob() }
+    }
+
+    @Test func theSpecExampleEncodesToTheDocumentedBytes() throws {
+        // Protocol/encoding.md, "Worked example": favourite.add of sensor "131075" by replica
+        // 0123456789abcdef, epoch 3, counter 1, HLC 1700000000000.5, in stream user:ana.
+        let e = Event(stream: .user("ana"), id: EventID(origin: Self.origin, counter: 1),
+                      hlc: HLC(physicalMillis: 1_700_000_000_000, logical: 5), body: .favouriteAdd(sensor: "131075"))
+        let hex = e.encoded.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        // Expected bytes and BLAKE2b-128 computed independently with Python's hashlib.
+        #expect(hex == "01efcdab8967452301030105000068e5cf8b0108757365723a616e610d6661766f75726974652e616464"
+                     + "010706313331303735" + "1bc43f37cb606e5e39ee81f5a2ea7055")
+        #expect(e.encoded.count == 67)
+    }
+}
