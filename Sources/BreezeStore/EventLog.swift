@@ -167,8 +167,7 @@ public final class EventLog {
         if let id = streamIDs[name] { return id }
         let q = try db.cached("SELECT id FROM streams WHERE name = ?")
         try q.bind(1, name)
-        if try q.step() {
-            let id = q.int(0)
+        if let id = try q.first({ $0.int(0) }) {
             streamIDs[name] = id
             return id
         }
@@ -263,7 +262,7 @@ public final class EventLog {
         try q.bind(1, stream)
         try q.bind(2, Int64(bitPattern: origin.replica.rawValue))
         try q.bind(3, Int64(origin.epoch))
-        return try q.step() ? UInt64(bitPattern: q.int(0)) : 0
+        return try q.first { UInt64(bitPattern: $0.int(0)) } ?? 0
     }
 
     private func setHead(stream: Int64, origin: Origin, counter: UInt64) throws {
@@ -277,7 +276,7 @@ public final class EventLog {
 
     private func readClock() throws -> HLC {
         let q = try db.cached("SELECT value FROM meta WHERE key = 'hlc'")
-        return try q.step() ? HLC(rawValue: UInt64(bitPattern: q.int(0))) : .zero
+        return try q.first { HLC(rawValue: UInt64(bitPattern: $0.int(0))) } ?? .zero
     }
 
     private func writeClock(_ hlc: HLC) throws {
@@ -386,9 +385,7 @@ public final class EventLog {
         try q.bind(2, Int64(bitPattern: id.origin.replica.rawValue))
         try q.bind(3, Int64(id.origin.epoch))
         try q.bind(4, Int64(bitPattern: id.counter))
-        guard try q.step() else { return nil }
-        let data = q.blob(0)
-        return Array(data.suffix(Event.hashLength))
+        return try q.first { Array($0.blob(0).suffix(Event.hashLength)) }
     }
 
     private func recordConflict(_ e: Event, storedHash: [UInt8], source: String?, wall: UInt64) throws {
@@ -460,6 +457,7 @@ public final class EventLog {
         do {
             guard let key = try streamKey(stream, create: false) else { return ([], nil) }
             let q = try db.cached("SELECT seq, data FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?")
+            defer { q.reset() }   // a decoding error must not leave the read snapshot open
             try q.bind(1, key)
             try q.bind(2, afterSeq)
             try q.bind(3, Int64(limit))
@@ -503,6 +501,7 @@ public final class EventLog {
                 let q = try db.cached(key == nil
                     ? "SELECT seq, data, flags FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
                     : "SELECT seq, data, flags FROM events WHERE seq > ? AND stream = ? ORDER BY seq LIMIT ?")
+                defer { q.reset() }
                 try q.bind(1, after)
                 if let key {
                     try q.bind(2, key)
@@ -531,8 +530,7 @@ public final class EventLog {
                 guard let key = try streamKey(stream, create: false) else { return 0 }
                 let q = try db.cached("SELECT count(*) FROM events WHERE stream = ?")
                 try q.bind(1, key)
-                _ = try q.step()
-                return Int(q.int(0))
+                return Int(try q.first { $0.int(0) } ?? 0)
             }
             return Int(try db.scalarInt("SELECT count(*) FROM events") ?? 0)
         } catch { throw StoreError.from(error, path: path) }

@@ -52,6 +52,14 @@ final class Statement {
         throw database.error(rc, sql: sql)
     }
 
+    /// Steps once and maps the first row, then resets the statement. Resetting matters: a statement left
+    /// on a row keeps its read transaction (and its snapshot) open, and a later `BEGIN IMMEDIATE` on that
+    /// connection then fails with SQLITE_BUSY_SNAPSHOT instead of waiting (https://www.sqlite.org/wal.html).
+    func first<T>(_ map: (Statement) -> T) throws(DatabaseError) -> T? {
+        defer { sqlite3_reset(stmt) }
+        return try step() ? map(self) : nil
+    }
+
     /// Steps to completion, for statements with no results.
     func run() throws(DatabaseError) {
         while try step() {}
