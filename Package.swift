@@ -5,6 +5,7 @@
 //   CSQLite, CLibUV, CSodium   system libraries (module.modulemap + shim.h)
 //   BreezeCrypto               hashing (libsodium), the only importer of CSodium
 //   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
+//   BreezeAirQuality           AQI, NowCast, PurpleAir corrections, pollen and climate maths: pure Swift
 //   BreezeStore                the SQLite log, the only importer of CSQLite
 //   BreezeCLI                  the `breeze` commands as a library, so tests can call them
 //   tools/breeze               the executable: a few lines calling BreezeCLI
@@ -26,11 +27,14 @@ let package = Package(
                        providers: [.apt(["libsodium-dev"])]),
         .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "BreezeAirQuality", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeStore", dependencies: ["BreezeCore", "CSQLite"]),
         .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore"]),
+        .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
     ]
