@@ -87,7 +87,7 @@ public enum EventBody: Hashable, Sendable {
 
     /// Type name, schema version and payload bytes.
     public func encode() -> (type: String, version: UInt16, payload: [UInt8]) {
-        var w = ByteWriter()
+        var w = ByteWriter(capacity: 128)
         switch self {
         case .favouriteAdd(let s), .watchAdd(let s), .sourceEnable(let s), .sourceDisable(let s):
             w.string(s)

@@ -7,11 +7,17 @@ internal import CSodium
 /// checksum that also makes accidental or crafted collisions impractical: 2^64 work for a collision) and
 /// uses 32 bytes for state hashes.
 public enum Digest {
+    /// `sodium_init()` once per process: it picks the fastest implementation for this CPU (BLAKE2b with
+    /// AVX2/SSE4.1 instead of the portable code) and seeds the random generator. Thread-safe (Swift's lazy
+    /// global initialisation runs it exactly once).
+    static let ready: Bool = { sodium_init() >= 0 }()
+
     /// BLAKE2b of `bytes`, `length` bytes long (16...64).
     ///
     /// - Precondition: `length` is between 16 and 64, as libsodium requires.
     public static func blake2b(_ bytes: UnsafeRawBufferPointer, length: Int) -> [UInt8] {
         precondition(length >= 16 && length <= 64, "BLAKE2b output length must be 16...64")
+        _ = ready
         var out = [UInt8](repeating: 0, count: length)
         out.withUnsafeMutableBufferPointer { o in
             _ = crypto_generichash(o.baseAddress!, length,
@@ -43,6 +49,7 @@ public enum Digest {
 public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {
+        _ = Digest.ready
         var out = [UInt8](repeating: 0, count: count)
         out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
         return out
