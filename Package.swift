@@ -7,6 +7,8 @@
 //   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
 //   BreezeAirQuality           AQI, NowCast, PurpleAir corrections, pollen and climate maths: pure Swift
 //   BreezeStore                the SQLite log, the only importer of CSQLite
+//   BreezeSync                 the wire protocol: frames, messages, the sans-IO session state machine
+//   BreezeNet                  the libuv shell: loop thread, TCP, timers, the replica node (only importer of CLibUV)
 //   BreezeCLI                  the `breeze` commands as a library, so tests can call them
 //   tools/breeze               the executable: a few lines calling BreezeCLI
 import PackageDescription
@@ -29,13 +31,18 @@ let package = Package(
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeAirQuality", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeStore", dependencies: ["BreezeCore", "CSQLite"]),
-        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore"]),
+        .target(name: "BreezeSync", dependencies: ["BreezeCore", "BreezeCrypto"]),
+        .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
+        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore"]),
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore"]),
+        .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore"],
+                    resources: [.copy("Golden")]),
+        .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
     ]
 )

@@ -60,6 +60,13 @@ public struct ByteReader: Sendable {
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }
 
+    /// A little-endian 16-bit integer.
+    public mutating func u16() throws(DecodingError) -> UInt16 {
+        try need(2, "u16")
+        defer { offset += 2 }
+        return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+    }
+
     /// A little-endian 32-bit integer.
     public mutating func u32() throws(DecodingError) -> UInt32 {
         try need(4, "u32")

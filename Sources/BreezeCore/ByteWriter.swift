@@ -29,6 +29,12 @@ public struct ByteWriter: Sendable {
         varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
     }
 
+    /// A little-endian 16-bit integer.
+    public mutating func u16(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+    }
+
     /// A little-endian 32-bit integer.
     public mutating func u32(_ v: UInt32) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }

@@ -1,0 +1,82 @@
+import BreezeCore
+
+/// Frames on the wire (`Protocol/sync.md` section 2):
+///
+///     u32 length (little-endian; bytes of type + payload, 1 ... maxLength) | u8 type | payload | u32 CRC-32C of type + payload
+///
+/// The length is checked against `maxLength` before anything is allocated.
+public enum Frame {
+    /// Largest `length` accepted: 4 MiB.
+    public static let maxLength = 4 << 20
+
+    /// Encodes one message as a frame.
+    public static func encode(_ m: Message) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.u32(0)
+        w.u8(m.typeByte)
+        m.encodePayload(into: &w)
+        var bytes = w.bytes
+        let length = UInt32(bytes.count - 4)
+        for i in 0..<4 { bytes[i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
+        let crc = CRC32C.checksum(bytes, 4..<bytes.count)
+        for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i)))) }
+        return bytes
+    }
+}
+
+/// Splits a byte stream into messages. Feed it whatever the socket delivered; it returns the complete
+/// messages and keeps the rest. Any violation (oversized length, zero length, checksum mismatch, unknown
+/// type, malformed payload) is an error after which the connection must be closed.
+public struct FrameDecoder: Sendable {
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// Bytes received but not yet part of a complete frame.
+    public var pending: Int { buffer.count - start }
+
+    public init() {}
+
+    /// Adds bytes and returns the messages now complete.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FrameError) -> [Message] {
+        buffer.append(contentsOf: bytes)
+        var out: [Message] = []
+        while buffer.count - start >= 4 {
+            var length = 0
+            for i in 0..<4 { length |= Int(buffer[start + i]) << (8 * i) }
+            guard length >= 1 && length <= Frame.maxLength else {
+                throw FrameError(code: .malformed, "frame length \(length) outside 1...\(Frame.maxLength)")
+            }
+            guard buffer.count - start >= 4 + length + 4 else { break }
+            let body = (start + 4)..<(start + 4 + length)
+            var crc: UInt32 = 0
+            for i in 0..<4 { crc |= UInt32(buffer[body.upperBound + i]) << (8 * UInt32(i)) }
+            guard crc == CRC32C.checksum(buffer, body) else { throw FrameError(code: .malformed, "frame checksum mismatch") }
+            do {
+                out.append(try Message.decode(type: buffer[body.lowerBound], payload: buffer,
+                                              range: (body.lowerBound + 1)..<body.upperBound))
+            } catch let e {
+                throw FrameError(code: .malformed, e.description)
+            }
+            start = body.upperBound + 4
+        }
+        if start > 0 && (start == buffer.count || start > 65536) {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        return out
+    }
+
+    /// Adds bytes (from an array) and returns the messages now complete.
+    public mutating func feed(_ bytes: [UInt8]) throws(FrameError) -> [Message] {
+        try bytes.withUnsafeBytes { b in Result { () throws(FrameError) in try feed(b) } }.get()
+    }
+}
+
+/// Why a peer's bytes were refused.
+public struct FrameError: Error, Sendable, CustomStringConvertible {
+    public let code: SyncErrorCode
+    public let description: String
+    public init(code: SyncErrorCode, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+}

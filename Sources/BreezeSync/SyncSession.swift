@@ -1,0 +1,292 @@
+public import BreezeCore
+import BreezeCrypto
+
+/// The sync protocol for one connection, with no I/O (in the manner of SWIM's core): every input is a
+/// method that returns the `Action`s the shell must carry out. The shell (`BreezeNet`) owns the socket,
+/// the timers and the database; tests drive this type directly.
+///
+/// Handshake (`Protocol/sync.md` section 4): the client sends `hello` with a fresh nonce; the server answers
+/// `challenge` with its own nonce and an HMAC proof over both nonces; the client checks it and answers
+/// `auth` with its proof; the server checks that and sends `ready`. The secret never crosses the wire, and a
+/// recorded handshake cannot be replayed because each side's proof covers the other side's fresh nonce.
+///
+/// Sync (section 5): each side sends `vectors` (what it holds); each side then streams, in log order, the
+/// events the other lacks and may read, in numbered batches with at most `window` unacknowledged. A
+/// receiver acknowledges a batch only after committing it. Live pushes use the same path: new rows in the
+/// log extend what the session scans.
+public struct SyncSession: Sendable {
+    /// Which side opened the connection.
+    public enum Role: Sendable { case client, server }
+
+    /// Settings of one side.
+    public struct Config: Sendable {
+        /// This replica.
+        public var replica: ReplicaID
+        /// What this replica's secret grants.
+        public var scope: Scope
+        /// The cluster secret (scope `.cluster`) or this user's key (scope `.user`).
+        public var secret: [UInt8]
+        /// Most events in one batch.
+        public var batchEvents = 512
+        /// Most encoded bytes in one batch (well under the frame limit).
+        public var batchBytes = 512 * 1024
+        /// Most unacknowledged batches in flight.
+        public var window = 4
+
+        public init(replica: ReplicaID, scope: Scope, secret: [UInt8]) {
+            self.replica = replica
+            self.scope = scope
+            self.secret = secret
+        }
+    }
+
+    /// Where the session is.
+    public enum State: Equatable, Sendable {
+        case idle, awaitingHello, awaitingChallenge, awaitingAuth, awaitingReady, ready, closed
+    }
+
+    /// What the shell must do.
+    public enum Action: Equatable, Sendable {
+        /// Write this message.
+        case send(Message)
+        /// Close the connection (after writing anything queued). The reason is for the log.
+        case close(reason: String)
+        /// The peer is authenticated; the shell should now call `sendVectors(local:)`.
+        case authenticated(peer: ReplicaID, scope: Scope)
+        /// Store these events (one transaction), then call `committed(batch:report:)`.
+        case ingest(batch: UInt64, events: [Event])
+        /// The peer's vectors arrived or changed: scanning for this peer restarts at `cursor`.
+        case rescan
+        /// The shell should send this replica's vectors again (after a gap was detected).
+        case resendVectors
+    }
+
+    public let role: Role
+    public let config: Config
+    private let nonce: [UInt8]
+    /// The current state.
+    public private(set) var state: State = .idle
+    /// The authenticated peer.
+    public private(set) var peerReplica: ReplicaID?
+    /// The grants of this session, once authenticated.
+    public private(set) var grants: Grants?
+    /// What the peer holds, as far as this side knows (its vectors, plus what was sent to or received from it).
+    public private(set) var peerVectors: [StreamID: VersionVector] = [:]
+    /// The local log position (sequence number) up to which events were considered for this peer.
+    public private(set) var cursor: Int64 = 0
+    /// Events sent and received on this session.
+    public private(set) var sentEvents = 0, receivedEvents = 0
+    private var peerNonce: [UInt8] = []
+    private var peerScope: Scope?
+    private var key: [UInt8] = []
+    private var vectorsReceived = false
+    private var nextBatch: UInt64 = 1
+    private var inFlight: [UInt64: Int] = [:]
+
+    /// The protocol versions this build speaks.
+    public static let versions: ClosedRange<UInt16> = 1...1
+
+    /// A session; `nonce` must be 32 fresh random bytes (`SecureRandom.bytes(32)`), injected for tests.
+    public init(role: Role, config: Config, nonce: [UInt8]) {
+        precondition(nonce.count == Message.nonceLength)
+        self.role = role
+        self.config = config
+        self.nonce = nonce
+    }
+
+    /// Starts the session: the client sends `hello`, the server waits for one.
+    public mutating func start() -> [Action] {
+        guard state == .idle else { return [] }
+        switch role {
+        case .client:
+            state = .awaitingChallenge
+            return [.send(.hello(minVersion: Self.versions.lowerBound, maxVersion: Self.versions.upperBound,
+                                 replica: config.replica, scope: config.scope, nonce: nonce))]
+        case .server:
+            state = .awaitingHello
+            return []
+        }
+    }
+
+    /// Batches sent and not yet acknowledged.
+    public var unacknowledged: Int { inFlight.count }
+
+    /// True when the shell should read more of the log for this peer.
+    public var wantsEvents: Bool { state == .ready && vectorsReceived && inFlight.count < config.window }
+
+    /// How many log rows the shell may read for this peer now.
+    public var readLimit: Int { wantsEvents ? (config.window - inFlight.count) * config.batchEvents : 0 }
+
+    // MARK: Input: a message from the peer
+
+    /// Handles one message from the peer.
+    public mutating func receive(_ m: Message) -> [Action] {
+        switch (state, m) {
+        case (.closed, _):
+            return []
+        case (_, .error(let code, let message)):
+            state = .closed
+            return [.close(reason: "peer reported \(code): \(message)")]
+        case (.awaitingHello, .hello(let lo, let hi, let replica, let scope, let peerNonce)):
+            guard lo <= Self.versions.upperBound && hi >= Self.versions.lowerBound && lo <= hi else {
+                return fail(.version, "no common protocol version (peer speaks \(lo)...\(hi), this build \(Self.versions))")
+            }
+            guard replica != config.replica else { return fail(.unexpected, "connected to itself") }
+            guard let sessionScope = Scope.session(config.scope, scope),
+                  let key = sessionScope.key(ownScope: config.scope, secret: config.secret) else {
+                return fail(.authentication, "scope \(scope) is not accepted by a replica of scope \(config.scope)")
+            }
+            self.peerNonce = peerNonce
+            self.peerScope = scope
+            self.peerReplica = replica
+            self.key = key
+            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: scope == .cluster)
+            state = .awaitingAuth
+            let version = min(hi, Self.versions.upperBound)
+            return [.send(.challenge(version: version, replica: config.replica, scope: config.scope, nonce: nonce,
+                                     proof: proof(label: "server")))]
+        case (.awaitingChallenge, .challenge(let version, let replica, let scope, let peerNonce, let peerProof)):
+            guard Self.versions.contains(version) else { return fail(.version, "server chose version \(version)") }
+            guard replica != config.replica else { return fail(.unexpected, "connected to itself") }
+            guard let sessionScope = Scope.session(config.scope, scope),
+                  let key = sessionScope.key(ownScope: config.scope, secret: config.secret) else {
+                return fail(.authentication, "server scope \(scope) is not accepted by a replica of scope \(config.scope)")
+            }
+            self.peerNonce = peerNonce
+            self.peerScope = scope
+            self.peerReplica = replica
+            self.key = key
+            guard HMAC.equal(peerProof, proof(label: "server")) else {
+                return fail(.authentication, "the server could not prove it holds the secret")
+            }
+            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: scope == .cluster)
+            state = .awaitingReady
+            return [.send(.auth(proof: proof(label: "client")))]
+        case (.awaitingAuth, .auth(let peerProof)):
+            guard HMAC.equal(peerProof, proof(label: "client")) else {
+                return fail(.authentication, "the client could not prove it holds the secret")
+            }
+            state = .ready
+            return [.send(.ready), .authenticated(peer: peerReplica!, scope: grants!.scope)]
+        case (.awaitingReady, .ready):
+            state = .ready
+            return [.authenticated(peer: peerReplica!, scope: grants!.scope)]
+        case (.ready, .vectors(let list)):
+            var vectors: [StreamID: VersionVector] = [:]
+            for sv in list {
+                guard grants!.peerMayRead(sv.stream) else {
+                    return fail(.forbidden, "no grant to read stream \(sv.stream) in scope \(grants!.scope)")
+                }
+                vectors[sv.stream] = sv.vector
+            }
+            peerVectors = vectors
+            vectorsReceived = true
+            cursor = 0
+            return [.rescan]
+        case (.ready, .events(let batch, let events)):
+            for e in events where !grants!.peerMayWrite(e.stream) {
+                return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
+            }
+            for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
+            receivedEvents += events.count
+            return [.ingest(batch: batch, events: events)]
+        case (.ready, .ack(let batch, _, _)):
+            guard inFlight.removeValue(forKey: batch) != nil else {
+                return fail(.unexpected, "acknowledgement of unknown batch \(batch)")
+            }
+            return []
+        case (.ready, .ping(let v)):
+            return [.send(.pong(v))]
+        case (.ready, .pong):
+            return []
+        default:
+            return fail(.unexpected, "message 0x\(String(m.typeByte, radix: 16)) is not allowed in state \(state)")
+        }
+    }
+
+    /// A frame that could not be decoded: the session ends.
+    public mutating func receiveGarbage(_ error: FrameError) -> [Action] {
+        guard state != .closed else { return [] }
+        return fail(error.code, error.description)
+    }
+
+    // MARK: Input: the shell's results
+
+    /// This replica's vectors for the streams it wants from the peer (only those the peer may write here are
+    /// sent). Call after `.authenticated` and after `.resendVectors`.
+    public mutating func sendVectors(local: [StreamID: VersionVector]) -> [Action] {
+        guard state == .ready, let grants else { return [] }
+        let list = local.filter { grants.peerMayWrite($0.key) }.sorted { $0.key < $1.key }
+            .map { StreamVector(stream: $0.key, vector: $0.value) }
+        return [.send(.vectors(list))]
+    }
+
+    /// The events of batch `batch` are committed (with this report): acknowledge it.
+    public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int) -> [Action] {
+        guard state == .ready else { return [] }
+        var out: [Action] = [.send(.ack(batch: batch, inserted: UInt32(clamping: inserted), duplicates: UInt32(clamping: duplicates)))]
+        if gaps > 0 { out.append(.resendVectors) }
+        return out
+    }
+
+    /// Storing a batch failed: the session ends (nothing of it is acknowledged).
+    public mutating func storageFailed(_ message: String) -> [Action] {
+        fail(.storage, message)
+    }
+
+    /// Log rows the shell read for this peer, starting after `cursor`, up to sequence number `scannedTo`.
+    /// Returns the batches to send: the events the peer may read and does not hold.
+    public mutating func offer(_ entries: [(seq: Int64, event: Event)], scannedTo: Int64) -> [Action] {
+        guard state == .ready, let grants else { return [] }
+        cursor = max(cursor, scannedTo)
+        var out: [Action] = []
+        var batch: [Event] = []
+        var bytes = 0
+        func flush() {
+            guard !batch.isEmpty else { return }
+            let id = nextBatch
+            nextBatch += 1
+            inFlight[id] = batch.count
+            sentEvents += batch.count
+            out.append(.send(.events(batch: id, events: batch)))
+            batch = []
+            bytes = 0
+        }
+        for (_, e) in entries {
+            guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else { continue }
+            peerVectors[e.stream, default: VersionVector()].advance(to: e.id)
+            if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes { flush() }
+            batch.append(e)
+            bytes += e.encoded.count
+        }
+        flush()
+        return out
+    }
+
+    /// Ends the session from this side (shutdown, timeout): sends an error frame and closes.
+    public mutating func abort(_ code: SyncErrorCode, _ message: String) -> [Action] {
+        guard state != .closed else { return [] }
+        return fail(code, message)
+    }
+
+    // MARK: Helpers
+
+    private mutating func fail(_ code: SyncErrorCode, _ message: String) -> [Action] {
+        state = .closed
+        return [.send(.error(code: code, message: message)), .close(reason: "\(code): \(message)")]
+    }
+
+    /// HMAC-SHA-256(key, "breeze-sync-v1 " label | client nonce | server nonce | client replica | server
+    /// replica | client scope | server scope).
+    private func proof(label: String) -> [UInt8] {
+        let (cn, sn) = role == .client ? (nonce, peerNonce) : (peerNonce, nonce)
+        let (cr, sr) = role == .client ? (config.replica, peerReplica!) : (peerReplica!, config.replica)
+        let (cs, ss) = role == .client ? (config.scope, peerScope!) : (peerScope!, config.scope)
+        var w = ByteWriter(capacity: 160)
+        w.string("breeze-sync-v1 " + label)
+        w.raw(cn); w.raw(sn)
+        w.u64(cr.rawValue); w.u64(sr.rawValue)
+        w.string(cs.description); w.string(ss.description)
+        return HMAC.sha256(key: key, message: w.bytes)
+    }
+}
