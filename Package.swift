@@ -40,8 +40,7 @@ let package = Package(
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore"]),
-        .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore"],
-                    resources: [.copy("Golden")]),
+        .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore", "BreezeCrypto"]),
         .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
     ]

@@ -3,10 +3,13 @@
 struct Arguments {
     var positionals: [String] = []
     var options: [String: String] = [:]
+    /// Values of options that may be repeated (`--peer A --peer B`).
+    var repeated: [String: [String]] = [:]
     let usage: String
 
     /// Splits `args`. `valued` lists the options that take a value, `flags` those that do not.
-    init(_ args: [String], valued: Set<String> = [], flags: Set<String> = [], usage: String) throws(CLIError) {
+    init(_ args: [String], valued: Set<String> = [], flags: Set<String> = [], multi: Set<String> = [],
+         usage: String) throws(CLIError) {
         self.usage = usage
         var i = 0
         while i < args.count {
@@ -17,7 +20,14 @@ struct Arguments {
                     value = String(name[name.index(after: eq)...])
                     name = String(name[..<eq])
                 }
-                if valued.contains(name) {
+                if multi.contains(name) {
+                    if value == nil {
+                        guard i + 1 < args.count else { throw .usage("option --\(name) needs a value", usage) }
+                        i += 1
+                        value = args[i]
+                    }
+                    repeated[name, default: []].append(value!)
+                } else if valued.contains(name) {
                     if value == nil {
                         guard i + 1 < args.count else { throw .usage("option --\(name) needs a value", usage) }
                         i += 1

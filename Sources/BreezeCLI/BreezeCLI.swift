@@ -20,6 +20,11 @@ public enum BreezeCLI {
           source correct SOURCE CORRECTION      choose the correction applied to a source
           state                                 the user's settings as merged from the log
           log [--stream S] [--limit N]          the events, oldest first
+          node --listen HOST:PORT [--peer HOST:PORT]... --secret-file FILE [--user ID]
+                                                run a replica that syncs with its peers until SIGINT/SIGTERM
+          status                                the node's peers: connected, last contact, how far behind
+          secret new | derive --user ID --secret-file FILE
+                                                make a cluster secret, or derive a user's key from it
           bench append [--count N] [--batch B]  append benchmark against raw SQLite
 
         options (any command):
@@ -74,11 +79,12 @@ public enum BreezeCLI {
             mode = m
         }
         if db == "" { return usageError("--db: empty path", cmd.help, console) }
-        let ctx = Context(
+        var ctx = Context(
             dbPath: db ?? environment["BREEZE_DB"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? Context.defaultDatabasePath(environment: environment),
             user: user ?? environment["BREEZE_USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "me",
             json: json, durability: mode, console: console)
+        ctx.userGiven = user != nil || !(environment["BREEZE_USER"] ?? "").isEmpty
         do {
             try cmd.run(Array(rest.dropFirst()), ctx)
             return 0
@@ -112,6 +118,9 @@ public enum BreezeCLI {
         Command(name: "source", help: SettingsCommands.sourceUsage, run: SettingsCommands.source),
         Command(name: "state", help: StateCommand.usage, run: StateCommand.run),
         Command(name: "log", help: LogCommand.usage, run: LogCommand.run),
+        Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
+        Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
+        Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),
         Command(name: "bench", help: BenchCommand.usage, run: BenchCommand.run),
     ]
 }

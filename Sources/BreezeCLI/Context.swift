@@ -7,6 +7,8 @@ public struct Context {
     public var dbPath: String
     /// The user (`--user`, else `BREEZE_USER`, else `me`).
     public var user: String
+    /// True when `--user` or `BREEZE_USER` was given (the node then runs with a user's scope).
+    public var userGiven = false
     /// `--json`: machine-readable output.
     public var json: Bool
     /// `--durability full|normal` (default full).

@@ -319,57 +319,68 @@ public final class EventLog {
     ///
     /// - Parameter source: who sent them (a peer address, a file name), recorded with any conflict.
     public func ingest(_ events: [Event], source: String? = nil) throws(StoreError) -> IngestReport {
+        try ingest(groups: [events], source: source)[0]
+    }
+
+    /// Stores several groups of remote events (for example one batch per peer) in one transaction, a group
+    /// commit, and reports on each group separately. All or nothing: if the transaction fails, no group
+    /// is stored.
+    public func ingest(groups: [[Event]], source: String? = nil) throws(StoreError) -> [IngestReport] {
         do {
-            return try db.writeTransaction { () throws -> IngestReport in
-                var report = IngestReport()
+            return try db.writeTransaction { () throws -> [IngestReport] in
+                var reports: [IngestReport] = []
                 var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
                 var heads: [StreamID: [Origin: UInt64]] = [:]
                 var keys: [StreamID: Int64] = [:]
                 var dirty: Set<HeadKey> = []
                 let insert = try db.cached(EventLog.insertSQL)
                 let wall = options.wallClock()
-                for e in events {
-                    if !EventBody.type(e.type, belongsIn: e.stream) {
-                        report.invalid += 1
-                        continue
-                    }
-                    let key: Int64
-                    if let k = keys[e.stream] { key = k } else {
-                        key = try streamKey(e.stream, create: true)!
-                        keys[e.stream] = key
-                    }
-                    let held: UInt64
-                    if let h = heads[e.stream]?[e.id.origin] { held = h } else {
-                        held = try head(stream: key, origin: e.id.origin)
-                        heads[e.stream, default: [:]][e.id.origin] = held
-                    }
-                    if e.id.counter <= held {
-                        let stored = try storedHash(stream: key, id: e.id)
-                        if stored == e.hash {
-                            report.duplicates += 1
-                        } else {
-                            report.conflicts += 1
-                            try recordConflict(e, storedHash: stored ?? [], source: source, wall: wall)
+                for events in groups {
+                    var report = IngestReport()
+                    for e in events {
+                        if !EventBody.type(e.type, belongsIn: e.stream) {
+                            report.invalid += 1
+                            continue
                         }
-                        continue
+                        let key: Int64
+                        if let k = keys[e.stream] { key = k } else {
+                            key = try streamKey(e.stream, create: true)!
+                            keys[e.stream] = key
+                        }
+                        let held: UInt64
+                        if let h = heads[e.stream]?[e.id.origin] { held = h } else {
+                            held = try head(stream: key, origin: e.id.origin)
+                            heads[e.stream, default: [:]][e.id.origin] = held
+                        }
+                        if e.id.counter <= held {
+                            let stored = try storedHash(stream: key, id: e.id)
+                            if stored == e.hash {
+                                report.duplicates += 1
+                            } else {
+                                report.conflicts += 1
+                                try recordConflict(e, storedHash: stored ?? [], source: source, wall: wall)
+                            }
+                            continue
+                        }
+                        guard e.id.counter == held + 1 else {
+                            report.gaps += 1
+                            continue
+                        }
+                        let skewed = clock.observe(e.hlc, wallMillis: wall)
+                        if skewed { report.skewed += 1 }
+                        try insertRow(insert, e, stream: key, flags: skewed ? 1 : 0)
+                        heads[e.stream]![e.id.origin] = e.id.counter
+                        dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
+                        report.inserted += 1
+                        report.stored.append(e)
                     }
-                    guard e.id.counter == held + 1 else {
-                        report.gaps += 1
-                        continue
-                    }
-                    let skewed = clock.observe(e.hlc, wallMillis: wall)
-                    if skewed { report.skewed += 1 }
-                    try insertRow(insert, e, stream: key, flags: skewed ? 1 : 0)
-                    heads[e.stream]![e.id.origin] = e.id.counter
-                    dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
-                    report.inserted += 1
-                    report.stored.append(e)
+                    reports.append(report)
                 }
                 for d in dirty {
                     try setHead(stream: keys[d.stream]!, origin: d.origin, counter: heads[d.stream]![d.origin]!)
                 }
                 try writeClock(clock.last)
-                return report
+                return reports
             }
         } catch {
             streamIDs.removeAll()

@@ -7,7 +7,7 @@
 enum Schema {
     static let applicationID: Int64 = 0x4252_5A45
     /// The schema version this build writes.
-    static let current: Int64 = 1
+    static let current: Int64 = 2
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -33,6 +33,15 @@ enum Schema {
         CREATE TABLE conflicts(
             id INTEGER PRIMARY KEY, stream TEXT NOT NULL, event_id TEXT NOT NULL,
             stored_hash BLOB NOT NULL, offered BLOB NOT NULL, source TEXT, received_ms INTEGER NOT NULL);
+        """,
+        // 1 -> 2: what a running node knows of its peers, and the node's own heartbeat, for `breeze status`.
+        """
+        CREATE TABLE peers(
+            address TEXT PRIMARY KEY, direction TEXT NOT NULL, replica TEXT, scope TEXT,
+            connected INTEGER NOT NULL, last_contact_ms INTEGER, vectors BLOB, sent INTEGER NOT NULL DEFAULT 0,
+            received INTEGER NOT NULL DEFAULT 0, note TEXT);
+        CREATE TABLE node(id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, listen TEXT, started_ms INTEGER,
+            heartbeat_ms INTEGER);
         """,
     ]
 }

@@ -89,12 +89,9 @@ public enum Message: Equatable, Sendable {
         case .auth(let proof): w.raw(proof)
         case .ready: break
         case .vectors(let list):
-            w.array(list) { w, sv in
-                w.string(sv.stream.description)
-                w.array(sv.vector.sorted) { w, e in
-                    w.u64(e.origin.replica.rawValue); w.varint(UInt64(e.origin.epoch)); w.varint(e.counter)
-                }
-            }
+            var dict: [StreamID: VersionVector] = [:]
+            for sv in list { dict[sv.stream] = sv.vector }
+            StreamVectors.encode(dict, into: &w)
         case .events(let batch, let events):
             w.varint(batch)
             w.array(events) { w, e in w.blob(e.encoded) }
@@ -125,22 +122,9 @@ public enum Message: Equatable, Sendable {
         case 0x03: m = .auth(proof: try nonce(&r))
         case 0x04: m = .ready
         case 0x10:
-            m = .vectors(try r.array { (r: inout ByteReader) throws(DecodingError) -> StreamVector in
-                let text = try r.string()
-                let stream: StreamID
-                do { stream = try StreamID(parsing: text) } catch let e as StreamError {
-                    throw DecodingError.malformed(e.description)
-                } catch { throw DecodingError.malformed("stream '\(text)'") }
-                var vv = VersionVector()
-                let entries = try r.array { (r: inout ByteReader) throws(DecodingError) -> (Origin, UInt64) in
-                    let replica = ReplicaID(rawValue: try r.u64())
-                    let epoch = try r.varint()
-                    guard epoch >= 1 && epoch <= UInt64(UInt32.max) else { throw DecodingError.malformed("epoch \(epoch)") }
-                    return (Origin(replica: replica, epoch: UInt32(epoch)), try r.varint())
-                }
-                for (o, c) in entries { vv[o] = c }
-                return StreamVector(stream: stream, vector: vv)
-            })
+            let list = try StreamVectors.decode(from: &r)
+            guard Set(list.map(\.0)).count == list.count else { throw DecodingError.malformed("a stream listed twice") }
+            m = .vectors(list.map { StreamVector(stream: $0.0, vector: $0.1) }.sorted { $0.stream < $1.stream })
         case 0x11:
             let batch = try r.varint()
             m = .events(batch: batch, events: try r.array { (r: inout ByteReader) throws(DecodingError) in

@@ -1,0 +1,72 @@
+import BreezeCore
+import BreezeStore
+
+/// `breeze status`: what the node using this database knows of its peers, read from the database (so it
+/// works while the node runs, and after).
+enum StatusCommand {
+    static let usage = "usage: breeze status [--db PATH] [--json]"
+
+    static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
+        _ = try Arguments(args, usage: usage).expect([])
+        let (local, peers, node, replica, now) = try ctx.withLog { log in
+            let p = try log.peerStatuses()
+            return (try log.versionVectors(), p.peers, p.node, log.replica, SystemClock.nowMillis())
+        }
+        let running = node.map { now >= $0.heartbeatMillis && now - $0.heartbeatMillis < 3000 } ?? false
+        if ctx.json {
+            ctx.console.out(JSONValue.object([
+                ("replica", .string(replica.description)),
+                ("node", node.map { n in .object([("running", .bool(running)), ("pid", .int(Int64(n.pid))),
+                                                  ("listen", .string(n.listen)),
+                                                  ("heartbeat", .string(ISOTime.format(millis: Int64(n.heartbeatMillis))))]) } ?? .null),
+                ("vectors", vectorsJSON(local)),
+                ("peers", .array(peers.map { p in
+                    .object([("address", .string(p.address)), ("direction", .string(p.direction)),
+                             ("connected", .bool(p.connected && running)), ("replica", .string(p.replica)),
+                             ("scope", .string(p.scope)),
+                             ("lastContact", p.lastContactMillis.map { .string(ISOTime.format(millis: Int64($0))) } ?? .null),
+                             ("peerLacks", .int(Int64(lacking(p.vectors, local)))),
+                             ("peerHasMore", .int(Int64(lacking(local, p.vectors)))),
+                             ("sent", .int(Int64(p.sent))), ("received", .int(Int64(p.received))),
+                             ("vectors", vectorsJSON(p.vectors)), ("note", .string(p.note))])
+                })),
+            ]).text)
+            return
+        }
+        let c = ctx.console
+        c.out("replica \(replica)   database \(ctx.dbPath)")
+        if let n = node {
+            c.out(running ? "node    running (pid \(n.pid), listening on \(n.listen.isEmpty ? "-" : n.listen))"
+                          : "node    not running (last seen \(ISOTime.format(millis: Int64(n.heartbeatMillis))))")
+        } else {
+            c.out("node    never ran on this database")
+        }
+        for s in local.keys.sorted() { c.out("local   \(pad(s.description, 14)) \(local[s]!.total) events  \(local[s]!)") }
+        if peers.isEmpty { c.out("peers   (none)") }
+        for p in peers {
+            let state = p.connected && running ? "connected" : "disconnected"
+            let contact = p.lastContactMillis.map { "last contact \(ago(now, $0))" } ?? "never contacted"
+            c.out("peer    \(p.address) (\(p.direction)) \(state), \(contact), replica \(p.replica ?? "?"), scope \(p.scope ?? "?")")
+            let behind = lacking(p.vectors, local), ahead = lacking(local, p.vectors)
+            c.out("        peer lacks \(behind) of our events; has \(ahead) we lack (as last known); sent \(p.sent), received \(p.received)")
+            for s in p.vectors.keys.sorted() { c.out("        \(pad(s.description, 14)) \(p.vectors[s]!)") }
+            if let note = p.note { c.out("        note: \(note)") }
+        }
+    }
+
+    /// Events in `have` that `peer` lacks, over all streams.
+    static func lacking(_ peer: [StreamID: VersionVector], _ have: [StreamID: VersionVector]) -> UInt64 {
+        have.reduce(0) { $0 + (peer[$1.key] ?? VersionVector()).missing(from: $1.value) }
+    }
+
+    static func ago(_ now: UInt64, _ t: UInt64) -> String {
+        let s = now > t ? (now - t) / 1000 : 0
+        return s < 120 ? "\(s) s ago" : s < 7200 ? "\(s / 60) min ago" : "\(s / 3600) h ago"
+    }
+
+    static func vectorsJSON(_ v: [StreamID: VersionVector]) -> JSONValue {
+        .object(v.keys.sorted().map { s in
+            (s.description, .object(v[s]!.sorted.map { ($0.origin.description, .int(Int64($0.counter))) }))
+        })
+    }
+}

@@ -1,0 +1,152 @@
+internal import CLibUV
+import BreezeSync
+@preconcurrency import Glibc
+
+/// One TCP connection on the node's loop: reads bytes into a `FrameDecoder`, coalesces outgoing frames
+/// into as few `uv_write` calls as possible, and closes itself exactly once.
+///
+/// Lives on the loop thread only. libuv holds a retained reference in `handle.data` from `init` until the
+/// close callback, which releases it and frees the handle.
+final class Connection {
+    let handle: UnsafeMutablePointer<uv_tcp_t>
+    var decoder = FrameDecoder()
+    /// Frames waiting for the current write to finish.
+    private var outbox: [UInt8] = []
+    private var writing = false
+    private(set) var closing = false
+    /// Called with each batch of decoded messages, or with the decoding error.
+    var onMessages: ((Result<[Message], FrameError>) -> Void)?
+    /// Called once when the connection is gone (peer closed, error, or `close()`).
+    var onClosed: ((String) -> Void)?
+    private var closeReason = "closed"
+    /// Bytes queued and not yet written: the shell stops reading the log for this peer above a bound.
+    var queuedBytes: Int { outbox.count }
+
+    init(loop: UnsafeMutablePointer<uv_loop_t>) {
+        handle = .allocate(capacity: 1)
+        uv_tcp_init(loop, handle)
+        handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
+    }
+
+    var stream: UnsafeMutablePointer<uv_stream_t> { UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_stream_t.self) }
+
+    static func from(_ h: UnsafeMutableRawPointer?) -> Connection {
+        Unmanaged<Connection>.fromOpaque(h!.assumingMemoryBound(to: uv_handle_t.self).pointee.data).takeUnretainedValue()
+    }
+
+    /// Starts reading. TCP_NODELAY is set: frames are already coalesced by the outbox.
+    func startReading() throws(UVError) {
+        uv_tcp_nodelay(handle, 1)
+        try UVError.check(uv_read_start(stream, { _, suggested, buf in
+            buf!.pointee = uv_buf_init(malloc(suggested)?.assumingMemoryBound(to: CChar.self), UInt32(suggested))
+        }, { stream, nread, buf in
+            let c = Connection.from(UnsafeMutableRawPointer(stream))
+            defer { free(buf?.pointee.base) }
+            if nread < 0 {
+                c.close(nread == Int(UV_EOF.rawValue) ? "peer closed the connection" : "read failed: \(String(cString: uv_strerror(Int32(nread))))")
+                return
+            }
+            guard nread > 0, !c.closing else { return }
+            let bytes = UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread)
+            do {
+                let messages = try c.decoder.feed(bytes)
+                if !messages.isEmpty { c.onMessages?(.success(messages)) }
+            } catch let e as FrameError {
+                c.onMessages?(.failure(e))
+            } catch {
+                c.close("\(error)")
+            }
+        }), "read")
+    }
+
+    /// Queues a frame; it is written with whatever else is queued in this loop iteration.
+    func send(_ frame: [UInt8]) {
+        guard !closing else { return }
+        outbox.append(contentsOf: frame)
+        flush()
+    }
+
+    private func flush() {
+        guard !writing, !outbox.isEmpty, !closing || closeAfterFlush else { return }
+        let n = outbox.count
+        let block = malloc(n)!
+        outbox.withUnsafeBytes { block.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        outbox.removeAll(keepingCapacity: true)
+        let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+        req.pointee.data = block
+        var buf = uv_buf_init(block.assumingMemoryBound(to: CChar.self), UInt32(n))
+        writing = true
+        let rc = uv_write(req, stream, &buf, 1) { req, status in
+            free(req!.pointee.data)
+            let c = Connection.from(UnsafeMutableRawPointer(req!.pointee.handle))
+            req!.deallocate()
+            c.writing = false
+            if status < 0 {
+                c.close("write failed: \(String(cString: uv_strerror(status)))")
+            } else if c.closeAfterFlush && c.outbox.isEmpty {
+                c.finishClose()
+            } else {
+                c.flush()
+            }
+        }
+        if rc < 0 {
+            free(block)
+            req.deallocate()
+            writing = false
+            close("write failed: \(String(cString: uv_strerror(rc)))")
+        }
+    }
+
+    private var closeAfterFlush = false
+
+    /// Writes what is queued (an error frame, say), then closes.
+    func closeAfterWriting(_ reason: String) {
+        guard !closing else { return }
+        closeReason = reason
+        closing = true
+        closeAfterFlush = true
+        uv_read_stop(stream)
+        if writing { return }
+        if !outbox.isEmpty { flush(); return }
+        finishClose()
+    }
+
+    /// Closes now, dropping anything queued.
+    func close(_ reason: String) {
+        if closing && !closeAfterFlush { return }
+        closeReason = reason
+        closing = true
+        closeAfterFlush = false
+        finishClose()
+    }
+
+    private var closed = false
+    private func finishClose() {
+        guard !closed else { return }
+        closed = true
+        let callback = onClosed
+        onClosed = nil
+        onMessages = nil
+        callback?(closeReason)
+        uv_close(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)) { h in
+            let raw = UnsafeMutableRawPointer(h!)
+            Unmanaged<Connection>.fromOpaque(h!.pointee.data).release()
+            raw.assumingMemoryBound(to: uv_tcp_t.self).deallocate()
+        }
+    }
+
+    /// The remote address as `host:port`.
+    func peerName() -> String {
+        var storage = sockaddr_storage()
+        var len = Int32(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getpeername(handle, $0, &len) }
+        }
+        guard rc == 0 else { return "?" }
+        return SocketAddress.describe(&storage)
+    }
+}
+
+// Confined to the loop thread.
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -1,0 +1,420 @@
+internal import CLibUV
+import BreezeCore
+import BreezeStore
+import BreezeSync
+import BreezeCrypto
+@preconcurrency import Glibc
+
+/// A replica node: one libuv loop on its own thread does all socket work for every peer, runs one
+/// `SyncSession` per connection and carries out its actions.
+///
+/// - Group commit: events received from all peers during one loop iteration are stored in one transaction
+///   (`EventLog.ingest(groups:)`, from a `uv_check` handle that runs after each poll); each batch is
+///   acknowledged only after that commit.
+/// - Sending: each session scans the log from its cursor (`EventLog.page`) and sends what its peer lacks, with
+///   at most `window` batches unacknowledged, so memory stays bounded whatever the backlog. Catch-up and live
+///   push are the same path: events committed here, by a peer, or by another process (noticed by polling
+///   `PRAGMA data_version`) extend the log, and every session scans on.
+/// - Peers given with `--peer` are dialled and redialled with exponential backoff and jitter.
+/// - What the node knows of its peers is written to the database every second for `breeze status`.
+///
+/// Everything here runs on the loop thread; `NodeHandle` is the only object other threads touch.
+final class Node {
+    let config: NodeConfig
+    let loop: UnsafeMutablePointer<uv_loop_t>
+    let log: EventLog
+    private var server: UnsafeMutablePointer<uv_tcp_t>?
+    private(set) var listenAddress: String?
+    private var peers: [ObjectIdentifier: Peer] = [:]
+    private var dialers: [Dialer] = []
+    private var pending: [(peer: Peer, batch: UInt64, events: [Event])] = []
+    private var lastDataVersion: Int64 = -1
+    private var stopping = false
+    private var handles: [UnsafeMutablePointer<uv_handle_t>] = []
+    /// The stop and signal handles, closed last.
+    var extraHandles: [UnsafeMutableRawPointer] = []
+    private let check: UnsafeMutablePointer<uv_check_t>
+    private let idle: UnsafeMutablePointer<uv_idle_t>
+    private var idleActive = false
+    private let poll: UnsafeMutablePointer<uv_timer_t>
+    private let tick: UnsafeMutablePointer<uv_timer_t>
+    private let startedMillis: UInt64
+    private var rng = SystemRandomNumberGenerator()
+
+    /// One connected (or connecting) peer.
+    final class Peer {
+        let conn: Connection
+        var session: SyncSession
+        let address: String
+        let dialer: Dialer?
+        let openedMillis: UInt64
+        var lastReceivedMillis: UInt64
+        var lastSentMillis: UInt64
+        var note: String?
+        init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64) {
+            self.conn = conn; self.session = session; self.address = address; self.dialer = dialer
+            openedMillis = now; lastReceivedMillis = now; lastSentMillis = now
+        }
+    }
+
+    /// A configured peer address that this node keeps dialling.
+    final class Dialer {
+        let address: String
+        var attempt = 0
+        var peer: Peer?
+        var timer: UnsafeMutablePointer<uv_timer_t>?
+        var lastError: String?
+        var lastStatus: PeerStatus?
+        weak var node: Node?
+        init(address: String, node: Node) { self.address = address; self.node = node }
+    }
+
+    init(config: NodeConfig, loop: UnsafeMutablePointer<uv_loop_t>) throws {
+        self.config = config
+        self.loop = loop
+        var o = EventLog.Options()
+        o.durability = config.durability
+        log = try EventLog.open(at: config.dbPath, options: o)
+        startedMillis = SystemClock.nowMillis()
+        check = .allocate(capacity: 1)
+        idle = .allocate(capacity: 1)
+        poll = .allocate(capacity: 1)
+        tick = .allocate(capacity: 1)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        uv_check_init(loop, check); check.pointee.data = me
+        uv_idle_init(loop, idle); idle.pointee.data = me
+        uv_timer_init(loop, poll); poll.pointee.data = me
+        uv_timer_init(loop, tick); tick.pointee.data = me
+        handles = [raw(check), raw(idle), raw(poll), raw(tick)]
+        uv_check_start(check) { h in Node.from(h).afterPoll() }
+        uv_timer_start(poll, { h in Node.from(h).pollDatabase() }, config.pollMillis, config.pollMillis)
+        uv_timer_start(tick, { h in Node.from(h).everySecond() }, 1000, 1000)
+        if let listen = config.listen { try startListening(listen) }
+        for address in config.peers {
+            let d = Dialer(address: address, node: self)
+            dialers.append(d)
+            dial(d)
+        }
+    }
+
+    static func from<T>(_ h: UnsafeMutablePointer<T>?) -> Node {
+        Unmanaged<Node>.fromOpaque(UnsafeMutableRawPointer(h!).assumingMemoryBound(to: uv_handle_t.self).pointee.data)
+            .takeUnretainedValue()
+    }
+
+    private func raw<T>(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<uv_handle_t> {
+        UnsafeMutableRawPointer(p).assumingMemoryBound(to: uv_handle_t.self)
+    }
+
+    private func now() -> UInt64 { SystemClock.nowMillis() }
+
+    // MARK: Listening and dialling
+
+    private func startListening(_ address: String) throws {
+        var addr = try SocketAddress.parse(address)
+        let s = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
+        uv_tcp_init(loop, s)
+        s.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        server = s
+        handles.append(raw(s))
+        try withUnsafePointer(to: &addr) { a throws(UVError) in
+            try a.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa throws(UVError) in
+                try UVError.check(uv_tcp_bind(s, sa, 0), "bind \(address)")
+            }
+        }
+        try UVError.check(uv_listen(UnsafeMutableRawPointer(s).assumingMemoryBound(to: uv_stream_t.self), 128) { server, status in
+            let node = Node.from(server)
+            guard status >= 0 else { node.config.log("accept failed: \(String(cString: uv_strerror(status)))"); return }
+            node.accept()
+        }, "listen on \(address)")
+        var storage = sockaddr_storage()
+        var len = Int32(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_getsockname(s, $0, &len) }
+        }
+        listenAddress = SocketAddress.describe(&storage)
+    }
+
+    private func accept() {
+        guard let server, !stopping else { return }
+        let conn = Connection(loop: loop)
+        let rc = uv_accept(UnsafeMutableRawPointer(server).assumingMemoryBound(to: uv_stream_t.self), conn.stream)
+        guard rc == 0 else { conn.close("accept failed"); return }
+        let address = conn.peerName()
+        attach(conn, role: .server, address: address, dialer: nil)
+    }
+
+    private func dial(_ d: Dialer) {
+        guard !stopping else { return }
+        let addr: sockaddr_in
+        do { addr = try SocketAddress.parse(d.address) } catch {
+            d.lastError = error.description
+            config.log("peer \(d.address): \(error)")
+            return
+        }
+        let conn = Connection(loop: loop)
+        let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        req.pointee.data = Unmanaged.passRetained(ConnectContext(node: self, dialer: d, conn: conn)).toOpaque()
+        var a = addr
+        let rc = withUnsafePointer(to: &a) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                uv_tcp_connect(req, conn.handle, sa) { req, status in
+                    let ctx = Unmanaged<ConnectContext>.fromOpaque(req!.pointee.data).takeRetainedValue()
+                    req!.deallocate()
+                    ctx.node.connected(ctx.dialer, ctx.conn, status: status)
+                }
+            }
+        }
+        if rc < 0 {
+            Unmanaged<ConnectContext>.fromOpaque(req.pointee.data).release()
+            req.deallocate()
+            conn.close("connect failed")
+            connected(d, nil, status: rc)
+        }
+    }
+
+    private final class ConnectContext {
+        let node: Node, dialer: Dialer, conn: Connection
+        init(node: Node, dialer: Dialer, conn: Connection) { self.node = node; self.dialer = dialer; self.conn = conn }
+    }
+
+    private func connected(_ d: Dialer, _ conn: Connection?, status: Int32) {
+        guard status >= 0, let conn, !stopping else {
+            conn?.close("connect failed")
+            d.lastError = "connect: \(String(cString: uv_strerror(status)))"
+            scheduleRedial(d)
+            return
+        }
+        attach(conn, role: .client, address: d.address, dialer: d)
+    }
+
+    private func scheduleRedial(_ d: Dialer) {
+        guard !stopping else { return }
+        let base = min(config.reconnectMaxMillis, config.reconnectMinMillis << UInt64(min(d.attempt, 20)))
+        let delay = UInt64(Double(base) * Double.random(in: 0.5...1.0, using: &rng))
+        d.attempt += 1
+        if d.timer == nil {
+            let t = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+            uv_timer_init(loop, t)
+            t.pointee.data = Unmanaged.passUnretained(d).toOpaque()   // `dialers` keeps it alive
+            d.timer = t
+            handles.append(raw(t))
+        }
+        uv_timer_start(d.timer!, { t in
+            let d = Unmanaged<Dialer>.fromOpaque(t!.pointee.data).takeUnretainedValue()
+            d.node?.dial(d)
+        }, delay, 0)
+    }
+
+    private func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) {
+        var sc = SyncSession.Config(replica: log.replica, scope: config.scope, secret: config.secret)
+        sc.batchEvents = config.batchEvents
+        sc.window = config.window
+        let peer = Peer(conn: conn, session: SyncSession(role: role, config: sc, nonce: SecureRandom.bytes(32)),
+                        address: address, dialer: dialer, now: now())
+        peers[ObjectIdentifier(peer)] = peer
+        dialer?.peer = peer
+        conn.onMessages = { [unowned self, unowned peer] result in self.received(peer, result) }
+        conn.onClosed = { [unowned self, unowned peer] reason in self.closed(peer, reason) }
+        do { try conn.startReading() } catch {
+            conn.close(error.description)
+            return
+        }
+        perform(peer, peer.session.start())
+    }
+
+    // MARK: Session I/O
+
+    private func received(_ peer: Peer, _ result: Result<[Message], FrameError>) {
+        peer.lastReceivedMillis = now()
+        switch result {
+        case .success(let messages):
+            for m in messages {
+                guard peers[ObjectIdentifier(peer)] != nil else { return }
+                perform(peer, peer.session.receive(m))
+            }
+        case .failure(let e):
+            perform(peer, peer.session.receiveGarbage(e))
+        }
+    }
+
+    private func perform(_ peer: Peer, _ actions: [SyncSession.Action]) {
+        for a in actions {
+            switch a {
+            case .send(let m):
+                peer.conn.send(Frame.encode(m))
+                peer.lastSentMillis = now()
+            case .close(let reason):
+                peer.note = reason
+                peer.conn.closeAfterWriting(reason)
+            case .authenticated(let replica, let scope):
+                config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
+                peer.dialer?.attempt = 0
+                sendVectors(peer)
+            case .ingest(let batch, let events):
+                pending.append((peer, batch, events))
+            case .rescan:
+                wake()
+            case .resendVectors:
+                sendVectors(peer)
+            }
+        }
+    }
+
+    private func sendVectors(_ peer: Peer) {
+        do {
+            perform(peer, peer.session.sendVectors(local: try log.versionVectors()))
+        } catch {
+            perform(peer, peer.session.storageFailed("\(error)"))
+        }
+    }
+
+    private func closed(_ peer: Peer, _ reason: String) {
+        peers.removeValue(forKey: ObjectIdentifier(peer))
+        config.log("peer \(peer.address): disconnected (\(reason))")
+        if let d = peer.dialer {
+            d.lastStatus = status(of: peer, connected: false)
+            d.lastError = reason
+            d.peer = nil
+            scheduleRedial(d)
+        }
+    }
+
+    // MARK: The loop's work
+
+    /// After each poll: commit what arrived (group commit), acknowledge, then let sessions send.
+    private func afterPoll() {
+        if !pending.isEmpty {
+            let work = pending
+            pending = []
+            do {
+                let reports = try log.ingest(groups: work.map(\.events))
+                for (w, r) in zip(work, reports) where peers[ObjectIdentifier(w.peer)] != nil {
+                    if r.conflicts > 0 || r.invalid > 0 {
+                        config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting and \(r.invalid) invalid events refused")
+                    }
+                    perform(w.peer, w.peer.session.committed(batch: w.batch, inserted: r.inserted,
+                                                             duplicates: r.duplicates, gaps: r.gaps))
+                }
+            } catch {
+                config.log("storing received events failed: \(error)")
+                for w in work where peers[ObjectIdentifier(w.peer)] != nil {
+                    perform(w.peer, w.peer.session.storageFailed("\(error)"))
+                }
+            }
+        }
+        pump()
+    }
+
+    /// Lets every session with room in its window read the log and send.
+    private func pump() {
+        var more = false
+        for peer in peers.values {
+            var rounds = 0
+            while peer.session.wantsEvents && peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
+                let limit = peer.session.readLimit
+                let rows: [EventLog.Entry]
+                do { rows = try log.page(afterSeq: peer.session.cursor, limit: limit) } catch {
+                    config.log("reading the log failed: \(error)")
+                    break
+                }
+                guard let last = rows.last else { break }
+                perform(peer, peer.session.offer(rows.map { ($0.seq, $0.event) }, scannedTo: last.seq))
+                rounds += 1
+                if rows.count == limit && rounds == 4 { more = true }
+            }
+        }
+        setIdle(more)
+    }
+
+    /// Keeps the loop spinning (an active idle handle makes poll return at once) while sessions have more to send.
+    private func setIdle(_ on: Bool) {
+        if on && !idleActive {
+            uv_idle_start(idle) { _ in }
+            idleActive = true
+        } else if !on && idleActive {
+            uv_idle_stop(idle)
+            idleActive = false
+        }
+    }
+
+    private func wake() { setIdle(true) }
+
+    /// Notices commits by other processes (the CLI writing to this database).
+    private func pollDatabase() {
+        guard let v = try? log.dataVersion() else { return }
+        if v != lastDataVersion {
+            lastDataVersion = v
+            pump()
+        }
+    }
+
+    private func everySecond() {
+        let t = now()
+        for peer in Array(peers.values) {
+            if peer.session.state != .ready {
+                if t - peer.openedMillis > config.handshakeTimeoutMillis {
+                    perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
+                }
+            } else if t - peer.lastReceivedMillis > config.idleTimeoutMillis {
+                perform(peer, peer.session.abort(.timeout, "nothing received for \(config.idleTimeoutMillis) ms"))
+            } else if t - peer.lastSentMillis >= config.pingIntervalMillis {
+                peer.conn.send(Frame.encode(.ping(t)))
+                peer.lastSentMillis = t
+            }
+        }
+        writeStatus()
+    }
+
+    private func status(of peer: Peer, connected: Bool) -> PeerStatus {
+        PeerStatus(address: peer.address, direction: peer.dialer == nil ? "inbound" : "outbound",
+                   replica: peer.session.peerReplica?.description, scope: peer.session.grants?.scope.description,
+                   connected: connected && peer.session.state == .ready, lastContactMillis: peer.lastReceivedMillis,
+                   vectors: peer.session.peerVectors, sent: peer.session.sentEvents,
+                   received: peer.session.receivedEvents, note: peer.note)
+    }
+
+    func writeStatus() {
+        var list: [PeerStatus] = []
+        for peer in peers.values where peer.session.state == .ready || peer.dialer != nil {
+            list.append(status(of: peer, connected: true))
+        }
+        for d in dialers where d.peer == nil {
+            var s = d.lastStatus ?? PeerStatus(address: d.address, direction: "outbound", connected: false)
+            s.connected = false
+            s.note = d.lastError
+            list.append(s)
+        }
+        let hb = NodeHeartbeat(pid: getpid(), listen: listenAddress ?? "", startedMillis: startedMillis,
+                               heartbeatMillis: now())
+        do { try log.recordPeers(list, heartbeat: hb) } catch { config.log("writing peer status failed: \(error)") }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops accepting, commits what has arrived, tells peers, closes every handle; the loop then ends.
+    func shutdown() {
+        guard !stopping else { return }
+        stopping = true
+        afterPoll()
+        for peer in Array(peers.values) { perform(peer, peer.session.abort(.shutdown, "node shutting down")) }
+        writeStatus()
+        for h in handles where uv_is_closing(h) == 0 {
+            uv_close(h) { h in
+                // The node owns these handles; memory is freed after the loop ends (see `release`).
+                _ = h
+            }
+        }
+    }
+
+    /// Frees handle memory once the loop has stopped running.
+    func release() {
+        for h in handles { UnsafeMutableRawPointer(h).deallocate() }
+        handles = []
+        log.close()
+    }
+}
+
+// Confined to the loop thread.
+@available(*, unavailable)
+extension Node: Sendable {}

@@ -1,0 +1,193 @@
+internal import CLibUV
+public import BreezeStore
+public import BreezeSync
+@preconcurrency import Glibc
+
+/// How a node is set up.
+public struct NodeConfig: Sendable {
+    /// The database (it must exist: `breeze init`).
+    public var dbPath: String
+    /// `HOST:PORT` to accept peers on (port 0 picks a free port), or nil to only dial.
+    public var listen: String?
+    /// Peers to dial and keep dialling.
+    public var peers: [String] = []
+    /// What the secret grants.
+    public var scope: Scope
+    /// The cluster secret, or the user's key.
+    public var secret: [UInt8]
+    /// Commit durability.
+    public var durability: EventLog.Durability = .full
+    /// Stop on SIGINT and SIGTERM.
+    public var handleSignals = false
+    public var handshakeTimeoutMillis: UInt64 = 5000
+    public var idleTimeoutMillis: UInt64 = 30_000
+    public var pingIntervalMillis: UInt64 = 5000
+    public var reconnectMinMillis: UInt64 = 100
+    public var reconnectMaxMillis: UInt64 = 10_000
+    /// How often to look for commits by other processes.
+    public var pollMillis: UInt64 = 50
+    public var batchEvents = 512
+    public var window = 4
+    /// Above this many bytes queued on a socket, stop reading the log for that peer.
+    public var maxQueuedBytes = 8 << 20
+    /// Diagnostics (one line each).
+    public var log: @Sendable (String) -> Void = { _ in }
+
+    public init(dbPath: String, listen: String?, scope: Scope, secret: [UInt8]) {
+        self.dbPath = dbPath
+        self.listen = listen
+        self.scope = scope
+        self.secret = secret
+    }
+}
+
+/// A running node, seen from other threads: `stop()` asks it to shut down (thread-safe, any number of
+/// times), `wait()` blocks until its loop thread has finished.
+///
+/// `@unchecked Sendable`: its mutable state (`stopAsync`, `finished`) is guarded by `lock`; the async handle
+/// is the only libuv object touched from other threads, and `uv_async_send` is documented thread-safe.
+public final class NodeHandle: @unchecked Sendable {
+    /// The address actually listened on (with the real port when 0 was asked), or nil.
+    public let listenAddress: String?
+    private var lock = pthread_mutex_t()
+    private var stopAsync: UnsafeMutablePointer<uv_async_t>?
+    private var thread: pthread_t?
+    private var finished = false
+
+    fileprivate init(listenAddress: String?) {
+        self.listenAddress = listenAddress
+        pthread_mutex_init(&lock, nil)
+    }
+
+    /// Starts a node on a new thread. Returns once it is listening (or has failed to start).
+    ///
+    /// - Throws: `NodeError` naming what failed (database, address, ...).
+    public static func start(_ config: NodeConfig) throws(NodeError) -> NodeHandle {
+        let startup = Startup(config: config)
+        var tid = pthread_t()
+        let box = Unmanaged.passRetained(startup).toOpaque()
+        let rc = pthread_create(&tid, nil, { arg in
+            let s = Unmanaged<Startup>.fromOpaque(arg!).takeRetainedValue()
+            s.runLoop()
+            return nil
+        }, box)
+        guard rc == 0 else {
+            Unmanaged<Startup>.fromOpaque(box).release()
+            throw NodeError("cannot start the loop thread (error \(rc))")
+        }
+        startup.waitUntilStarted()
+        if let e = startup.error {
+            pthread_join(tid, nil)
+            throw e
+        }
+        let handle = startup.handle!
+        handle.thread = tid
+        return handle
+    }
+
+    /// Asks the node to shut down cleanly.
+    public func stop() {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        if let a = stopAsync, !finished { uv_async_send(a) }
+    }
+
+    /// Waits for the loop thread to end.
+    public func wait() {
+        if let t = thread { pthread_join(t, nil) }
+        thread = nil
+    }
+
+    fileprivate func setAsync(_ a: UnsafeMutablePointer<uv_async_t>?) {
+        pthread_mutex_lock(&lock)
+        stopAsync = a
+        if a == nil { finished = true }
+        pthread_mutex_unlock(&lock)
+    }
+
+    /// Runs the node on its thread: created by `start`, owned by the loop thread.
+    private final class Startup: @unchecked Sendable {
+        // `@unchecked Sendable`: handed to the loop thread once; `error` and `handle` are written by that
+        // thread before the semaphore is posted and read by the starting thread only after waiting on it.
+        let config: NodeConfig
+        var error: NodeError?
+        var handle: NodeHandle?
+        private var ready = sem_t()
+
+        init(config: NodeConfig) {
+            self.config = config
+            sem_init(&ready, 0, 0)
+        }
+
+        func waitUntilStarted() { while sem_wait(&ready) != 0 {} }
+
+        func runLoop() {
+            let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+            uv_loop_init(loop)
+            let node: Node
+            do {
+                node = try Node(config: config, loop: loop)
+            } catch {
+                self.error = NodeError("\(error)")
+                uv_walk(loop, { h, _ in if uv_is_closing(h) == 0 { uv_close(h, nil) } }, nil)
+                uv_run(loop, UV_RUN_DEFAULT)
+                uv_loop_close(loop)
+                loop.deallocate()
+                sem_post(&ready)
+                return
+            }
+            let handle = NodeHandle(listenAddress: node.listenAddress)
+            self.handle = handle
+            let async = UnsafeMutablePointer<uv_async_t>.allocate(capacity: 1)
+            let ctx = Unmanaged.passRetained(node).toOpaque()
+            uv_async_init(loop, async) { a in Node.from(a).shutdownAll() }
+            async.pointee.data = ctx
+            node.extraHandles.append(UnsafeMutableRawPointer(async))
+            var signals: [UnsafeMutablePointer<uv_signal_t>] = []
+            if config.handleSignals {
+                for sig in [SIGINT, SIGTERM] {
+                    let s = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
+                    uv_signal_init(loop, s)
+                    s.pointee.data = ctx
+                    uv_signal_start(s, { s, signum in
+                        Node.from(s).config.log("received signal \(signum): shutting down")
+                        Node.from(s).shutdownAll()
+                    }, sig)
+                    signals.append(s)
+                    node.extraHandles.append(UnsafeMutableRawPointer(s))
+                }
+            }
+            handle.setAsync(async)
+            sem_post(&ready)
+            uv_run(loop, UV_RUN_DEFAULT)
+            handle.setAsync(nil)
+            // Anything still open (should be nothing) is closed so the loop can be closed.
+            uv_walk(loop, { h, _ in if uv_is_closing(h) == 0 { uv_close(h, nil) } }, nil)
+            uv_run(loop, UV_RUN_DEFAULT)
+            node.release()
+            for p in node.extraHandles { p.deallocate() }
+            Unmanaged<Node>.fromOpaque(ctx).release()
+            uv_loop_close(loop)
+            loop.deallocate()
+            _ = signals
+        }
+    }
+}
+
+/// Why a node could not start.
+public struct NodeError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension Node {
+    /// Shutdown triggered by `NodeHandle.stop()` or a signal: the node's own shutdown, then the async and
+    /// signal handles, so the loop has nothing left and `uv_run` returns.
+    func shutdownAll() {
+        shutdown()
+        for h in extraHandles {
+            let raw = h.assumingMemoryBound(to: uv_handle_t.self)
+            if uv_is_closing(raw) == 0 { uv_close(raw, nil) }
+        }
+    }
+}

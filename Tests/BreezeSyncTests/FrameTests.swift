@@ -1,0 +1,88 @@
+import Testing
+import BreezeCore
+@testable import BreezeSync
+
+struct FrameTests {
+    @Test func crc32cMatchesTheStandardCheckValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checksum([]) == 0)
+    }
+
+    @Test func framesSplitAnywhereReassembleIntoTheSameMessages() throws {
+        let frames = GoldenFrameTests.messages.map { Frame.encode($0.1) }
+        let all = frames.flatMap { $0 }
+        var rng = SeededRandom(seed: 3)
+        for _ in 0..<50 {
+            var d = FrameDecoder()
+            var got: [Message] = []
+            var i = 0
+            while i < all.count {
+                let n = Int.random(in: 1...64, using: &rng)
+                got += try d.feed(Array(all[i..<min(i + n, all.count)]))
+                i += n
+            }
+            #expect(got == GoldenFrameTests.messages.map(\.1))
+            #expect(d.pending == 0)
+        }
+    }
+
+    @Test func anOversizedLengthIsRefusedBeforeTheBodyArrives() {
+        var d = FrameDecoder()
+        #expect(throws: FrameError.self) { try d.feed([0xff, 0xff, 0xff, 0x7f]) }
+        var z = FrameDecoder()
+        #expect(throws: FrameError.self) { try z.feed([0, 0, 0, 0]) }
+        var justOver = FrameDecoder()
+        let n = Frame.maxLength + 1
+        #expect(throws: FrameError.self) { try justOver.feed([UInt8(n & 0xff), UInt8(n >> 8 & 0xff), UInt8(n >> 16 & 0xff), 0]) }
+    }
+
+    @Test func aFlippedBitAnywhereInAFrameIsRefused() {
+        let frame = Frame.encode(.events(batch: 9, events: [GoldenFrameTests.example]))
+        for i in 4..<frame.count {
+            var bad = frame
+            bad[i] ^= 0x01
+            var d = FrameDecoder()
+            #expect(throws: FrameError.self, "byte \(i)") { try d.feed(bad) }
+        }
+    }
+
+    @Test func unknownTypesAndTrailingBytesAreMalformed() {
+        func frame(_ type: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            let body = [type] + payload
+            let n = body.count
+            var out: [UInt8] = [UInt8(n & 0xff), UInt8(n >> 8 & 0xff), 0, 0] + body
+            let c = CRC32C.checksum(body)
+            out += [UInt8(c & 0xff), UInt8(c >> 8 & 0xff), UInt8(c >> 16 & 0xff), UInt8(c >> 24)]
+            return out
+        }
+        var d1 = FrameDecoder()
+        #expect(throws: FrameError.self) { try d1.feed(frame(0x55, [])) }
+        var d2 = FrameDecoder()
+        #expect(throws: FrameError.self) { try d2.feed(frame(0x04, [1])) }       // ready has no payload
+        var d3 = FrameDecoder()
+        #expect(throws: FrameError.self) { try d3.feed(frame(0x12, [1])) }       // truncated ack
+    }
+
+    @Test func randomBytesNeverCrashTheDecoder() {
+        var rng = SeededRandom(seed: 11)
+        for _ in 0..<5000 {
+            var d = FrameDecoder()
+            let n = Int.random(in: 0..<200, using: &rng)
+            var bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            if n >= 4 { bytes[2] = 0; bytes[3] = 0 }    // plausible lengths, so bodies get parsed
+            _ = try? d.feed(bytes)
+        }
+    }
+}
+
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
