@@ -36,12 +36,13 @@ let package = Package(
         .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
+        .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore"]),
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore"]),
+        .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore", "BreezeCrypto"]),
-        .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto"]),
+        .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
     ]
 )

@@ -12,7 +12,7 @@ enum StatusCommand {
             let p = try log.peerStatuses()
             return (try log.versionVectors(), p.peers, p.node, log.replica, SystemClock.nowMillis())
         }
-        let running = node.map { now >= $0.heartbeatMillis && now - $0.heartbeatMillis < 3000 } ?? false
+        let running = node?.isRunning(now: now) ?? false
         if ctx.json {
             ctx.console.out(JSONValue.object([
                 ("replica", .string(replica.description)),
@@ -37,7 +37,8 @@ enum StatusCommand {
         c.out("replica \(replica)   database \(ctx.dbPath)")
         if let n = node {
             c.out(running ? "node    running (pid \(n.pid), listening on \(n.listen.isEmpty ? "-" : n.listen))"
-                          : "node    not running (last seen \(ISOTime.format(millis: Int64(n.heartbeatMillis))))")
+                          : n.stoppedMillis != nil ? "node    not running (stopped cleanly at \(ISOTime.format(millis: Int64(n.stoppedMillis!))))"
+                          : "node    not running (last heartbeat \(ISOTime.format(millis: Int64(n.heartbeatMillis))))")
         } else {
             c.out("node    never ran on this database")
         }

@@ -95,6 +95,7 @@ final class Node {
             dialers.append(d)
             dial(d)
         }
+        writeStatus()
     }
 
     static func from<T>(_ h: UnsafeMutablePointer<T>?) -> Node {
@@ -251,6 +252,7 @@ final class Node {
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
                 peer.dialer?.attempt = 0
                 sendVectors(peer)
+                writeStatus()
             case .ingest(let batch, let events):
                 pending.append((peer, batch, events))
             case .rescan:
@@ -278,6 +280,7 @@ final class Node {
             d.peer = nil
             scheduleRedial(d)
         }
+        if !stopping { writeStatus() }
     }
 
     // MARK: The loop's work
@@ -374,7 +377,7 @@ final class Node {
                    received: peer.session.receivedEvents, note: peer.note)
     }
 
-    func writeStatus() {
+    func writeStatus(stopped: Bool = false) {
         var list: [PeerStatus] = []
         for peer in peers.values where peer.session.state == .ready || peer.dialer != nil {
             list.append(status(of: peer, connected: true))
@@ -386,7 +389,7 @@ final class Node {
             list.append(s)
         }
         let hb = NodeHeartbeat(pid: getpid(), listen: listenAddress ?? "", startedMillis: startedMillis,
-                               heartbeatMillis: now())
+                               heartbeatMillis: now(), stoppedMillis: stopped ? now() : nil)
         do { try log.recordPeers(list, heartbeat: hb) } catch { config.log("writing peer status failed: \(error)") }
     }
 
@@ -398,7 +401,7 @@ final class Node {
         stopping = true
         afterPoll()
         for peer in Array(peers.values) { perform(peer, peer.session.abort(.shutdown, "node shutting down")) }
-        writeStatus()
+        writeStatus(stopped: true)
         for h in handles where uv_is_closing(h) == 0 {
             uv_close(h) { h in
                 // The node owns these handles; memory is freed after the loop ends (see `release`).

@@ -145,6 +145,12 @@ public final class NodeHandle: @unchecked Sendable {
             node.extraHandles.append(UnsafeMutableRawPointer(async))
             var signals: [UnsafeMutablePointer<uv_signal_t>] = []
             if config.handleSignals {
+                // A parent may have started us with these blocked; the node must hear them.
+                var unblock = sigset_t()
+                sigemptyset(&unblock)
+                sigaddset(&unblock, SIGINT)
+                sigaddset(&unblock, SIGTERM)
+                pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
                 for sig in [SIGINT, SIGTERM] {
                     let s = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
                     uv_signal_init(loop, s)

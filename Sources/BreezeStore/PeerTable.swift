@@ -37,8 +37,16 @@ public struct NodeHeartbeat: Sendable, Equatable {
     public var listen: String
     public var startedMillis: UInt64
     public var heartbeatMillis: UInt64
-    public init(pid: Int32, listen: String, startedMillis: UInt64, heartbeatMillis: UInt64) {
+    /// Set when the node shut down cleanly.
+    public var stoppedMillis: UInt64?
+    public init(pid: Int32, listen: String, startedMillis: UInt64, heartbeatMillis: UInt64, stoppedMillis: UInt64? = nil) {
         self.pid = pid; self.listen = listen; self.startedMillis = startedMillis; self.heartbeatMillis = heartbeatMillis
+        self.stoppedMillis = stoppedMillis
+    }
+
+    /// True when the node is running now: it has not stopped and its heartbeat (every second) is fresh.
+    public func isRunning(now: UInt64) -> Bool {
+        stoppedMillis == nil && now >= heartbeatMillis && now - heartbeatMillis < 3000
     }
 }
 
@@ -66,11 +74,12 @@ extension EventLog {
                     if let v = p.note { try s.bind(10, v) } else { try s.bindNull(10) }
                     try s.run()
                 }
-                let h = try db.cached("INSERT OR REPLACE INTO node(id, pid, listen, started_ms, heartbeat_ms) VALUES (1, ?, ?, ?, ?)")
+                let h = try db.cached("INSERT OR REPLACE INTO node(id, pid, listen, started_ms, heartbeat_ms, stopped_ms) VALUES (1, ?, ?, ?, ?, ?)")
                 try h.bind(1, Int64(heartbeat.pid))
                 try h.bind(2, heartbeat.listen)
                 try h.bind(3, Int64(heartbeat.startedMillis))
                 try h.bind(4, Int64(heartbeat.heartbeatMillis))
+                if let v = heartbeat.stoppedMillis { try h.bind(5, Int64(v)) } else { try h.bindNull(5) }
                 try h.run()
             }
         } catch { throw StoreError.from(error, path: path) }
@@ -89,9 +98,10 @@ extension EventLog {
                     vectors: (try? StreamVectors.decode(q.blob(6))) ?? [:], sent: Int(q.int(7)), received: Int(q.int(8)),
                     note: q.isNull(9) ? nil : q.text(9)))
             }
-            let h = try db.prepare("SELECT pid, listen, started_ms, heartbeat_ms FROM node WHERE id = 1")
+            let h = try db.prepare("SELECT pid, listen, started_ms, heartbeat_ms, stopped_ms FROM node WHERE id = 1")
             let node = try h.first { NodeHeartbeat(pid: Int32($0.int(0)), listen: $0.text(1),
-                                                   startedMillis: UInt64($0.int(2)), heartbeatMillis: UInt64($0.int(3))) }
+                                                   startedMillis: UInt64($0.int(2)), heartbeatMillis: UInt64($0.int(3)),
+                                                   stoppedMillis: $0.isNull(4) ? nil : UInt64($0.int(4))) }
             return (peers, node)
         } catch { throw StoreError.from(error, path: path) }
     }

@@ -41,7 +41,7 @@ enum Schema {
             connected INTEGER NOT NULL, last_contact_ms INTEGER, vectors BLOB, sent INTEGER NOT NULL DEFAULT 0,
             received INTEGER NOT NULL DEFAULT 0, note TEXT);
         CREATE TABLE node(id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, listen TEXT, started_ms INTEGER,
-            heartbeat_ms INTEGER);
+            heartbeat_ms INTEGER, stopped_ms INTEGER);
         """,
     ]
 }

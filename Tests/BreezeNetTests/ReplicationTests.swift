@@ -1,0 +1,138 @@
+import Testing
+import BreezeCore
+import BreezeStore
+import BreezeSync
+import BreezeCrypto
+import BreezeTestSupport
+import Foundation
+@preconcurrency import Glibc
+
+/// Replication with real processes and real sockets on 127.0.0.1.
+@Suite(.serialized)
+struct ReplicationTests {
+    @Test func threeNodesConvergeAfterAPartitionWithEditsEverywhere() throws {
+        let c = Cluster()
+        let a = c.start("a")
+        let b = c.start("b", peers: [a])
+        _ = c.start("c", peers: [b])                  // a chain: a - b - c
+        #expect(c.cli("a", ["favourite", "add", "131075"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.fingerprint("c") == c.fingerprint("a") }, "an edit on a reaches c through b")
+        // Partition c: stop its node; everybody edits; c's edits go to its database while it is cut off.
+        c.stop("c")
+        #expect(c.cli("a", ["unit", "set", "fahrenheit"]).code == 0)
+        #expect(c.cli("b", ["alert", "set", "--category", "unhealthy"]).code == 0)
+        #expect(c.cli("c", ["favourite", "add", "AQS-370630099"]).code == 0)
+        #expect(c.cli("c", ["favourite", "remove", "131075"]).code == 0)
+        #expect(c.cli("c", ["alert", "set", "--on-clear", "silent"]).code == 0)
+        #expect(runProgram(c.torture, ["append", "--db", c.db("c"), "--count", "300", "--batch", "50", "--stream", "public"]).code == 0)
+        #expect(runProgram(c.torture, ["append", "--db", c.db("a"), "--count", "200", "--batch", "50", "--stream", "public"]).code == 0)
+        #expect(c.fingerprint("c") != c.fingerprint("a"))
+        // Heal.
+        c.start("c", peers: [b])
+        let converged = waitUntil(seconds: 20) {
+            let fa = c.fingerprint("a")
+            return fa != nil && fa == c.fingerprint("b") && fa == c.fingerprint("c")
+        }
+        #expect(converged, "a \(c.fingerprint("a") ?? "-")\nb \(c.fingerprint("b") ?? "-")\nc \(c.fingerprint("c") ?? "-")")
+        #expect(c.count("a") == 1 + 2 + 3 + 500)
+        let state = c.cli("b", ["state", "--json"]).out
+        #expect(state.contains(#""favourites":["AQS-370630099"]"#))      // c's remove of 131075 saw a's add
+        #expect(state.contains(#""unit":"fahrenheit""#) && state.contains(#""category":"unhealthy","onClear":"silent""#))
+        // breeze status on b shows both peers connected and nothing missing.
+        var status = ""
+        let shown = waitUntil(seconds: 5) {
+            status = c.cli("b", ["status", "--json"]).out
+            return status.components(separatedBy: #""peerLacks":0"#).count - 1 == 2
+        }
+        #expect(shown, "\(status)")
+        #expect(status.contains(#""running":true"#))
+        #expect(status.components(separatedBy: #""connected":true"#).count - 1 == 2, "\(status)")
+        #expect(status.components(separatedBy: #""peerLacks":0"#).count - 1 == 2, "\(status)")
+        c.stopAll()
+        let after = c.cli("b", ["status"]).out
+        #expect(after.contains("node    not running"))
+    }
+
+    @Test func aNodeKilledDuringALargeCatchUpConvergesWithNothingLostOrDuplicated() throws {
+        let c = Cluster()
+        _ = c.cli("a", ["init"])
+        #expect(runProgram(c.torture, ["append", "--db", c.db("a"), "--count", "60000", "--batch", "5000", "--stream", "public"]).code == 0)
+        let total = c.count("a")
+        let a = c.start("a")
+        c.start("b", peers: [a])
+        #expect(waitUntil(seconds: 30) { let n = c.count("b"); return n > 1000 && n < total }, "b is mid catch-up")
+        c.stop("b", kill: true)
+        let partial = c.count("b")
+        #expect(partial > 0 && partial < total)
+        c.start("b", peers: [a])
+        #expect(waitUntil(seconds: 60) { c.count("b") == total }, "b caught up: \(c.count("b")) of \(total)")
+        #expect(c.fingerprint("b") == c.fingerprint("a"))
+        let log = try EventLog.open(at: c.db("b"))
+        #expect(try log.integrityCheck().isEmpty)
+        #expect(try log.versionVector(of: .public).total == UInt64(total))
+        log.close()
+    }
+
+    @Test func hostilePeersAreRefusedAndTheNodeKeepsServing() throws {
+        let c = Cluster()
+        let a = c.start("a")
+        c.start("b", peers: [a])
+        #expect(c.cli("a", ["favourite", "add", "first"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.fingerprint("b") == c.fingerprint("a") })
+
+        // 1. Wrong secret: the handshake fails with an authentication error, nothing is stored.
+        let wrong = RawPeer(a)!
+        #expect(wrong.handshake(replica: ReplicaID(rawValue: 0xBAD), scope: .cluster, secret: SecureRandom.bytes(32)) == nil)
+
+        // 2. A replayed (stale) proof: hello with one nonce, then an auth computed for another server nonce.
+        let replay = RawPeer(a)!
+        replay.send(.hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0xEE), scope: .cluster,
+                           nonce: Array(repeating: 1, count: 32)))
+        guard case .challenge = replay.receive() else { Issue.record("no challenge"); return }
+        replay.send(.auth(proof: HMAC.sha256(key: c.secret, message: Array("recorded earlier".utf8))))
+        guard case .error(let code, _) = replay.receive() else { Issue.record("no error frame"); return }
+        #expect(code == .authentication)
+        #expect(replay.closedByPeer())
+
+        // 3. A per-user peer asking for another user's stream.
+        let anaKey = Scope.userKey(clusterSecret: c.secret, user: "ana")
+        let phone = RawPeer(a)!
+        var session = phone.handshake(replica: ReplicaID(rawValue: 0xA7A), scope: .user("ana"), secret: anaKey)
+        #expect(session != nil, "ana's key authenticates")
+        phone.send(.vectors([StreamVector(stream: .user("bo"), vector: VersionVector())]))
+        var sawForbidden = false
+        while let m = phone.receive() {
+            if case .error(let code, _) = m { sawForbidden = code == .forbidden; break }
+        }
+        #expect(sawForbidden)
+        _ = session?.abort(.shutdown, "done")
+
+        // 4. A per-user peer writing public events: refused, nothing stored.
+        let phone2 = RawPeer(a)!
+        _ = phone2.handshake(replica: ReplicaID(rawValue: 0xA7B), scope: .user("ana"), secret: anaKey)
+        let forged = Event(stream: .public, id: EventID(origin: Origin(replica: ReplicaID(rawValue: 0xA7B), epoch: 1), counter: 1),
+                           hlc: HLC(rawValue: 1), body: .reading(Reading(source: "x", sensor: "y", time: 1, values: [])))
+        phone2.send(.events(batch: 1, events: [forged]))
+        var forbidden2 = false
+        while let m = phone2.receive() { if case .error(let code, _) = m { forbidden2 = code == .forbidden; break } }
+        #expect(forbidden2)
+
+        // 5. Garbage, an oversized length prefix, a truncated frame: each connection is closed.
+        let garbage = RawPeer(a)!
+        garbage.send(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(garbage.closedByPeer())
+        let huge = RawPeer(a)!
+        huge.send([0xff, 0xff, 0xff, 0xff, 0x01])
+        #expect(huge.closedByPeer())
+        let truncated = RawPeer(a)!
+        truncated.send(Array(Frame.encode(.ping(1)).prefix(6)))   // then silence: closed by the handshake timeout
+        #expect(truncated.closedByPeer())
+
+        // The node still serves its real peer.
+        #expect(c.cli("a", ["favourite", "add", "second"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.fingerprint("b") == c.fingerprint("a") })
+        #expect(c.count("a") == 2)
+        let log = c.logText("a")
+        #expect(log.contains("authentication") && log.contains("forbidden"))
+    }
+}

@@ -1,0 +1,137 @@
+// Helpers shared by the test targets: temporary directories, child processes, file bytes, the
+// built executables' location. Not shipped.
+@preconcurrency public import Glibc
+
+/// A fresh temporary directory per test, removed at the end.
+public final class TempDir {
+    public let path: String
+    public init() {
+        var template = Array("/tmp/breeze-test-XXXXXX".utf8CString)
+        path = String(cString: mkdtemp(&template)!)
+    }
+    deinit { _ = system("rm -rf '\(path)'") }
+    public func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// The directory holding the built executables (`breeze`, `breeze-torture`): next to the test bundle.
+public func productsDirectory() -> String {
+    var exe = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &exe, 4095)
+    var dir = n > 0 ? String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+    while !dir.isEmpty {
+        dir = String(dir[..<(dir.lastIndex(of: "/") ?? dir.startIndex)])
+        if access(dir + "/breeze-torture", X_OK) == 0 { return dir }
+    }
+    return ".build/debug"
+}
+
+public func readFileBytes(_ path: String) -> [UInt8] {
+    guard let f = fopen(path, "rb") else { return [] }
+    defer { fclose(f) }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        out += buf[0..<n]
+    }
+    return out
+}
+
+public func writeFileBytes(_ path: String, _ bytes: [UInt8]) {
+    let f = fopen(path, "wb")!
+    _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, bytes.count, f) }
+    fclose(f)
+}
+
+/// A child process with its standard output piped to us.
+public final class Child {
+    public let pid: pid_t
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+
+    public init(_ path: String, _ args: [String], stderrPath: String? = nil) {
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        if let stderrPath { posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o644) }
+        // The test runner may block or ignore signals; a child starts with an empty mask and default handlers.
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attr, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGTERM, SIGINT, SIGPIPE, SIGHUP] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([path] + args).map { strdup($0) } + [nil]
+        var p: pid_t = 0
+        let rc = posix_spawn(&p, path, &actions, &attr, argv, environ)
+        posix_spawnattr_destroy(&attr)
+        precondition(rc == 0, "cannot spawn \(path): \(rc)")
+        argv.forEach { free($0) }
+        posix_spawn_file_actions_destroy(&actions)
+        close(fds[1])
+        pid = p
+        fd = fds[0]
+    }
+
+    /// The next line of output, or nil at end of file.
+    public func readLine() -> String? {
+        while true {
+            if let nl = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                buffer.removeSubrange(...nl)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &chunk, 4096)
+            if n <= 0 { return nil }
+            buffer += chunk[0..<n]
+        }
+    }
+
+    public func kill9() { kill(pid, SIGKILL) }
+
+    /// Waits and returns the exit status (or 128 + signal).
+    @discardableResult
+    public func wait() -> Int32 {
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        close(fd)
+        if status & 0x7f == 0 { return (status >> 8) & 0xff }
+        return 128 + (status & 0x7f)
+    }
+}
+
+
+extension Child {
+    /// Sends a signal.
+    public func signal(_ s: Int32) { kill(pid, s) }
+}
+
+/// Polls `condition` every 50 ms until it holds or `seconds` pass; returns whether it held.
+public func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    let deadline = Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 + seconds
+    while true {
+        if try condition() { return true }
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        if Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9 > deadline { return false }
+        usleep(50_000)
+    }
+}
+
+/// Runs a program to completion; returns its exit status and standard output.
+public func runProgram(_ path: String, _ args: [String]) -> (code: Int32, out: String) {
+    let c = Child(path, args, stderrPath: "/dev/null")
+    var lines: [String] = []
+    while let l = c.readLine() { lines.append(l) }
+    return (c.wait(), lines.joined(separator: "\n"))
+}
