@@ -9,12 +9,16 @@ enum BenchCommand {
     static let usage = """
         usage: breeze bench append [--count N] [--batch B] [--dir DIR] [--durability full|normal] [--json]
           N events (default 1000000) in batches of B (default 10000), in a temporary directory unless --dir
+               breeze bench sync [--count N] [--edits E] [--dir DIR] [--json]
+          node A holds N events (default 1000000); an empty node B in another process syncs them over
+          loopback; then E single live edits (default 1000) cross a chain of three nodes
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["count", "batch", "dir"], usage: usage)
-        let p = try a.expect(["append"])
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append", usage) }
+        let a = try Arguments(args, valued: ["count", "batch", "dir", "edits"], usage: usage)
+        let p = try a.expect(["append|sync"])
+        if p[0] == "sync" { return try SyncBench.run(a, ctx) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String

@@ -25,7 +25,7 @@ public struct NodeConfig: Sendable {
     public var reconnectMinMillis: UInt64 = 100
     public var reconnectMaxMillis: UInt64 = 10_000
     /// How often to look for commits by other processes.
-    public var pollMillis: UInt64 = 50
+    public var pollMillis: UInt64 = 10
     public var batchEvents = 512
     public var window = 4
     /// Above this many bytes queued on a socket, stop reading the log for that peer.
