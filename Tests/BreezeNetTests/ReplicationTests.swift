@@ -73,6 +73,33 @@ struct ReplicationTests {
         log.close()
     }
 
+    @Test func aPhoneWithAUserKeySyncsOnlyItsUsersStreamsAndReadsPublic() throws {
+        let c = Cluster()
+        let server = c.start("server")
+        #expect(c.cli("server", ["--user", "ana", "favourite", "add", "ana-fav"]).code == 0)
+        #expect(c.cli("server", ["--user", "bo", "favourite", "add", "bo-fav"]).code == 0)
+        #expect(runProgram(c.torture, ["append", "--db", c.db("server"), "--count", "20", "--stream", "public"]).code == 0)
+        let key = c.dir.file("ana.key")
+        let derived = runProgram(c.breeze, ["secret", "derive", "--user", "ana", "--secret-file", c.secretFile])
+        #expect(derived.code == 0 && derived.out.count == 64)
+        writeFileBytes(key, Array((derived.out + "\n").utf8))
+        _ = c.cli("phone", ["init"])
+        #expect(c.cli("phone", ["--user", "ana", "unit", "set", "fahrenheit"]).code == 0)
+        let child = Child(c.breeze, ["node", "--db", c.db("phone"), "--peer", server, "--secret-file", key, "--user", "ana"],
+                          stderrPath: c.dir.file("phone.log"))
+        defer { child.signal(SIGTERM); while child.readLine() != nil {}; child.wait() }
+        let synced = waitUntil(seconds: 10) {
+            guard let log = try? EventLog.open(at: c.db("phone")) else { return false }
+            defer { log.close() }
+            return (try? log.count(stream: .public)) == 20 && (try? log.count(stream: .user("ana"))) == 2
+        }
+        #expect(synced, "phone log: \(c.logText("phone"))")
+        let phone = try EventLog.open(at: c.db("phone"))
+        #expect(try phone.count(stream: .user("bo")) == 0)
+        phone.close()
+        #expect(waitUntil(seconds: 10) { c.cli("server", ["--user", "ana", "state", "--json"]).out.contains(#""unit":"fahrenheit""#) })
+    }
+
     @Test func hostilePeersAreRefusedAndTheNodeKeepsServing() throws {
         let c = Cluster()
         let a = c.start("a")
