@@ -6,6 +6,7 @@
 //   BreezeCrypto               hashing (libsodium), the only importer of CSodium
 //   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
 //   BreezeAirQuality           AQI, NowCast, PurpleAir corrections, pollen and climate maths: pure Swift
+//   BreezeImport               parsers for the real data formats (CSV, JSON, gzip): records, no I/O beyond bytes
 //   BreezeStore                the SQLite log, the only importer of CSQLite
 //   BreezeSync                 the wire protocol: frames, messages, the sans-IO session state machine
 //   BreezeNet                  the libuv shell: loop thread, TCP, timers, the replica node (only importer of CLibUV)
@@ -27,13 +28,15 @@ let package = Package(
                        providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
                        providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeAirQuality", linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeStore", dependencies: ["BreezeCore", "CSQLite"]),
         .target(name: "BreezeSync", dependencies: ["BreezeCore", "BreezeCrypto"]),
         .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
-        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto"]),
+        .target(name: "BreezeImport", dependencies: ["BreezeCore", "CZlib"]),
+        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
@@ -43,6 +46,7 @@ let package = Package(
         .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore", "BreezeCrypto"]),
         .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
+        .testTarget(name: "BreezeImportTests", dependencies: ["BreezeImport", "BreezeCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
     ]
 )

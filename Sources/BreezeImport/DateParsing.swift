@@ -1,0 +1,74 @@
+/// Dates and times as the data files write them, to Unix seconds (UTC) or `YYYY-MM-DD`, without Foundation.
+public enum DateParsing {
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    public static func days(year: Int, month: Int, day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let m = Int64(month)
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func isValid(year: Int, month: Int, day: Int) -> Bool {
+        guard month >= 1 && month <= 12 && day >= 1 else { return false }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        return day <= lengths[month - 1]
+    }
+
+    /// Parses a date: `YYYY-MM-DD`, `YYYY/MM/DD` or `M/D/YYYY`. Returns (year, month, day).
+    public static func date(_ s: String) -> (year: Int, month: Int, day: Int)? {
+        let t = s.trimmingSpaces
+        let sep: Character = t.contains("-") ? "-" : "/"
+        let parts = t.split(separator: sep, omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 3, let a = parts[0], let b = parts[1], let c = parts[2] else { return nil }
+        let (y, m, d) = t.split(separator: sep)[0].count == 4 ? (a, b, c) : (c, a, b)
+        return isValid(year: y, month: m, day: d) ? (y, m, d) : nil
+    }
+
+    /// `YYYY-MM-DD` text of a date.
+    public static func isoDate(_ d: (year: Int, month: Int, day: Int)) -> String {
+        func p(_ v: Int, _ w: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, w - s.count)) + s }
+        return "\(p(d.year, 4))-\(p(d.month, 2))-\(p(d.day, 2))"
+    }
+
+    /// Parses a time of day `H:MM` or `HH:MM:SS` into seconds.
+    public static func timeOfDay(_ s: String) -> Int64? {
+        let parts = s.trimmingSpaces.split(separator: ":").map { Int($0) }
+        guard parts.count == 2 || parts.count == 3, parts.allSatisfy({ $0 != nil }) else { return nil }
+        let h = parts[0]!, m = parts[1]!, sec = parts.count == 3 ? parts[2]! : 0
+        guard h >= 0 && h <= 24 && m >= 0 && m < 60 && sec >= 0 && sec < 61 else { return nil }
+        return Int64(h * 3600 + m * 60 + sec)
+    }
+
+    /// Parses an ISO 8601 date-time: `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]` (a space may replace `T`), or a
+    /// date alone (midnight). Without an offset the time is taken as UTC plus `defaultOffsetSeconds`
+    /// (local time = UTC + offset). Returns Unix seconds.
+    public static func isoDateTime(_ s: String, defaultOffsetSeconds: Int = 0) -> Int64? {
+        var t = s.trimmingSpaces
+        guard t.count >= 10 else { return nil }
+        let datePart = String(t.prefix(10))
+        guard let d = date(datePart), datePart.contains("-") else { return nil }
+        t = String(t.dropFirst(10))
+        var offset = Int64(defaultOffsetSeconds)
+        var seconds: Int64 = 0
+        if !t.isEmpty {
+            guard t.first == "T" || t.first == " " else { return nil }
+            t = String(t.dropFirst())
+            if t.hasSuffix("Z") { t = String(t.dropLast()); offset = 0 }
+            else if let sign = t.lastIndex(where: { $0 == "+" || $0 == "-" }) {
+                let tz = t[t.index(after: sign)...].split(separator: ":").map { Int($0) }
+                guard tz.count == 2 || tz.count == 1, let hh = tz[0] else { return nil }
+                let mm = tz.count == 2 ? (tz[1] ?? 0) : 0
+                offset = Int64((hh * 3600 + mm * 60) * (t[sign] == "-" ? -1 : 1))
+                t = String(t[..<sign])
+            }
+            if let dot = t.firstIndex(of: ".") { t = String(t[..<dot]) }
+            guard let tod = timeOfDay(t) else { return nil }
+            seconds = tod
+        }
+        return days(year: d.year, month: d.month, day: d.day) * 86400 + seconds - offset
+    }
+}

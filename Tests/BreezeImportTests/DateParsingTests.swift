@@ -1,0 +1,24 @@
+import Testing
+@testable import BreezeImport
+
+struct DateParsingTests {
+    @Test func isoDateTimesWithAndWithoutOffsetsBecomeUnixSeconds() {
+        #expect(DateParsing.isoDateTime("1970-01-01T00:00:00Z") == 0)
+        #expect(DateParsing.isoDateTime("2023-10-22T23:20:00Z") == 1_698_016_800)
+        #expect(DateParsing.isoDateTime("2023-10-22 23:20:00") == 1_698_016_800)
+        #expect(DateParsing.isoDateTime("2023-10-22T18:20:00-05:00") == 1_698_016_800)
+        #expect(DateParsing.isoDateTime("2019-08-01T00:00") == 1_564_617_600)
+        #expect(DateParsing.isoDateTime("2010-03-24 09:51:00", defaultOffsetSeconds: -5 * 3600) == 1_269_442_260)
+        #expect(DateParsing.isoDateTime("2023-02-30T00:00:00Z") == nil)
+        #expect(DateParsing.isoDateTime("yesterday") == nil)
+    }
+
+    @Test func datesInTheThreeWrittenFormsParse() {
+        #expect(DateParsing.date("1930-01-01")! == (1930, 1, 1))
+        #expect(DateParsing.date("2020/12/31")! == (2020, 12, 31))
+        #expect(DateParsing.date("8/1/2019")! == (2019, 8, 1))
+        #expect(DateParsing.date("2021-02-29") == nil)
+        #expect(DateParsing.date("2020-02-29")! == (2020, 2, 29))
+        #expect(DateParsing.days(year: 2000, month: 3, day: 1) == 11_017)
+    }
+}
