@@ -297,7 +297,7 @@ final class Node {
                         config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting and \(r.invalid) invalid events refused")
                     }
                     perform(w.peer, w.peer.session.committed(batch: w.batch, inserted: r.inserted,
-                                                             duplicates: r.duplicates, gaps: r.gaps))
+                                                             duplicates: r.duplicates, gaps: r.gaps, nowMillis: now()))
                 }
             } catch {
                 config.log("storing received events failed: \(error)")

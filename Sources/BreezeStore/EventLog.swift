@@ -207,38 +207,40 @@ public final class EventLog {
         for (stream, body) in items where !body.belongs(in: stream) {
             throw StoreError(.invalidAppend, "event type '\(body.type)' cannot be written to stream '\(stream)'")
         }
-        let encoded = items.map { ($0.0, $0.1.encode()) }
         do {
-            let events = try db.writeTransaction { () throws -> [Event] in
-                var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
-                var next: [StreamID: (key: Int64, counter: UInt64)] = [:]
-                var out: [Event] = []
-                out.reserveCapacity(items.count)
-                let insert = try db.cached(EventLog.insertSQL)
-                let wall = options.wallClock()
-                for (stream, (type, version, payload)) in encoded {
-                    var slot: (key: Int64, counter: UInt64)
-                    if let s = next[stream] { slot = s } else {
-                        let key = try streamKey(stream, create: true)!
-                        slot = (key, try head(stream: key, origin: origin))
-                    }
-                    slot.counter += 1
-                    next[stream] = slot
-                    let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
-                                  hlc: clock.tick(wallMillis: wall), type: type, schemaVersion: version,
-                                  payload: payload)
-                    try insertRow(insert, e, stream: slot.key, flags: 0)
-                    out.append(e)
-                }
-                for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
-                try writeClock(clock.last)
-                return out
-            }
-            return events
+            return try db.writeTransaction { () throws -> [Event] in try appendInTransaction(items) }
         } catch {
             streamIDs.removeAll()
             throw StoreError.from(error, path: path)
         }
+    }
+
+    /// The body of `append`, inside a write transaction the caller holds.
+    func appendInTransaction(_ items: [(StreamID, EventBody)]) throws -> [Event] {
+        let encoded = items.map { ($0.0, $0.1.encode()) }
+        var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
+        var next: [StreamID: (key: Int64, counter: UInt64)] = [:]
+        var out: [Event] = []
+        out.reserveCapacity(items.count)
+        let insert = try db.cached(EventLog.insertSQL)
+        let wall = options.wallClock()
+        for (stream, (type, version, payload)) in encoded {
+            var slot: (key: Int64, counter: UInt64)
+            if let s = next[stream] { slot = s } else {
+                let key = try streamKey(stream, create: true)!
+                slot = (key, try head(stream: key, origin: origin))
+            }
+            slot.counter += 1
+            next[stream] = slot
+            let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
+                          hlc: clock.tick(wallMillis: wall), type: type, schemaVersion: version,
+                          payload: payload)
+            try insertRow(insert, e, stream: slot.key, flags: 0)
+            out.append(e)
+        }
+        for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
+        try writeClock(clock.last)
+        return out
     }
 
     static let insertSQL =

@@ -42,6 +42,10 @@ enum Schema {
             received INTEGER NOT NULL DEFAULT 0, note TEXT);
         CREATE TABLE node(id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, listen TEXT, started_ms INTEGER,
             heartbeat_ms INTEGER, stopped_ms INTEGER);
+        -- Natural keys of the facts held (BLAKE2b-128 of stream + key), for de-duplicating imports. Filled
+        -- lazily up to meta 'facts_seq' (see EventLog.appendFacts), so append and sync do not pay for it.
+        CREATE TABLE fact_keys(key BLOB PRIMARY KEY) WITHOUT ROWID;
+        INSERT OR IGNORE INTO meta(key, value) VALUES ('facts_seq', 0);
         """,
     ]
 }

@@ -1,6 +1,6 @@
 public import BreezeCore
 
-/// Error codes carried by an `error` frame (`Protocol/sync.md` section 7).
+/// Error codes carried by an `error` frame (`Protocol/sync.md` section 8).
 public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }

@@ -10,7 +10,7 @@ import BreezeCrypto
 /// `auth` with its proof; the server checks that and sends `ready`. The secret never crosses the wire, and a
 /// recorded handshake cannot be replayed because each side's proof covers the other side's fresh nonce.
 ///
-/// Sync (section 5): each side sends `vectors` (what it holds); each side then streams, in log order, the
+/// Sync (section 6): each side sends `vectors` (what it holds); each side then streams, in log order, the
 /// events the other lacks and may read, in numbered batches with at most `window` unacknowledged. A
 /// receiver acknowledges a batch only after committing it. Live pushes use the same path: new rows in the
 /// log extend what the session scans.
@@ -221,13 +221,23 @@ public struct SyncSession: Sendable {
         return [.send(.vectors(list))]
     }
 
-    /// The events of batch `batch` are committed (with this report): acknowledge it.
-    public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int) -> [Action] {
+    /// The events of batch `batch` are committed (with this report): acknowledge it. Events refused as
+    /// gaps mean the peer skipped something this side lacks; this side then re-sends its vectors so the
+    /// peer rescans, at most once per `resyncIntervalMillis` (a peer that keeps sending gaps cannot make
+    /// the two sides rescan in a loop). `nowMillis` is the shell's clock.
+    public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int, nowMillis: UInt64 = 0) -> [Action] {
         guard state == .ready else { return [] }
         var out: [Action] = [.send(.ack(batch: batch, inserted: UInt32(clamping: inserted), duplicates: UInt32(clamping: duplicates)))]
-        if gaps > 0 { out.append(.resendVectors) }
+        if gaps > 0 && (lastResyncMillis == nil || nowMillis >= lastResyncMillis! + Self.resyncIntervalMillis) {
+            lastResyncMillis = nowMillis
+            out.append(.resendVectors)
+        }
         return out
     }
+
+    /// Least time between two re-sent vectors on one session.
+    public static let resyncIntervalMillis: UInt64 = 10_000
+    private var lastResyncMillis: UInt64?
 
     /// Storing a batch failed: the session ends (nothing of it is acknowledged).
     public mutating func storageFailed(_ message: String) -> [Action] {
@@ -235,13 +245,15 @@ public struct SyncSession: Sendable {
     }
 
     /// Log rows the shell read for this peer, starting after `cursor`, up to sequence number `scannedTo`.
-    /// Returns the batches to send: the events the peer may read and does not hold.
+    /// Returns the batches to send: the events the peer may read and does not hold. Stops when the window
+    /// is full (batches can be cut early by `batchBytes`); `cursor` then stays at the last row taken, so
+    /// the rest is read again once acknowledgements make room.
     public mutating func offer(_ entries: [(seq: Int64, event: Event)], scannedTo: Int64) -> [Action] {
         guard state == .ready, let grants else { return [] }
-        cursor = max(cursor, scannedTo)
         var out: [Action] = []
         var batch: [Event] = []
         var bytes = 0
+        var taken = cursor
         func flush() {
             guard !batch.isEmpty else { return }
             let id = nextBatch
@@ -252,14 +264,22 @@ public struct SyncSession: Sendable {
             batch = []
             bytes = 0
         }
-        for (_, e) in entries {
-            guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else { continue }
+        for (seq, e) in entries {
+            guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else {
+                taken = seq
+                continue
+            }
+            if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes {
+                flush()
+                if inFlight.count >= config.window { break }
+            }
             peerVectors[e.stream, default: VersionVector()].advance(to: e.id)
-            if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes { flush() }
             batch.append(e)
             bytes += e.encoded.count
+            taken = seq
         }
         flush()
+        cursor = max(cursor, taken == cursor && entries.isEmpty ? scannedTo : taken)
         return out
     }
 

@@ -153,6 +153,30 @@ struct SessionTests {
         let rows = (1...5).map { (Int64($0), Self.event(.public, Self.b, UInt64($0))) }
         let sizes = Self.sent(s.offer(rows, scannedTo: 5)).compactMap { if case .events(_, let e) = $0 { return e.count } else { return nil } }
         #expect(sizes.reduce(0, +) == 5 && sizes.count > 1)
+        #expect(s.unacknowledged <= cfg.window)
+    }
+
+    @Test func smallBatchesStopAtTheWindowAndTheRestIsReadAgainAfterAcks() {
+        var cfg = Self.config(Self.b)
+        cfg.batchEvents = 100
+        cfg.batchBytes = 1          // one event per batch
+        cfg.window = 2
+        var (_, s, _) = Self.handshake(client: Self.config(Self.a), server: cfg)
+        _ = s.receive(.vectors([]))
+        let rows = (1...5).map { (Int64($0), Self.event(.public, Self.b, UInt64($0))) }
+        var shipped: [UInt64] = []
+        var rounds = 0
+        while shipped.count < 5 && rounds < 10 {
+            let pending = rows.filter { $0.0 > s.cursor }
+            let out = Self.sent(s.offer(pending, scannedTo: 5))
+            #expect(s.unacknowledged <= 2, "window respected")
+            for case .events(let n, let e) in out {
+                shipped += e.map(\.id.counter)
+                _ = s.receive(.ack(batch: n, inserted: UInt32(e.count), duplicates: 0))
+            }
+            rounds += 1
+        }
+        #expect(shipped == [1, 2, 3, 4, 5])
     }
 
     @Test func everyMessageInEveryStateIsEitherHandledOrRefused() {
