@@ -20,6 +20,8 @@ public enum BreezeCLI {
           source correct SOURCE CORRECTION      choose the correction applied to a source
           state                                 the user's settings as merged from the log
           log [--stream S] [--limit N]          the events, oldest first
+          import FORMAT FILE... [--sensor ID] [--at LAT,LON] [--unit U] [--station ID]
+                                                import real data (run `breeze import --help` for formats)
           node --listen HOST:PORT [--peer HOST:PORT]... --secret-file FILE [--user ID]
                                                 run a replica that syncs with its peers until SIGINT/SIGTERM
           status                                the node's peers: connected, last contact, how far behind
@@ -118,6 +120,7 @@ public enum BreezeCLI {
         Command(name: "source", help: SettingsCommands.sourceUsage, run: SettingsCommands.source),
         Command(name: "state", help: StateCommand.usage, run: StateCommand.run),
         Command(name: "log", help: LogCommand.usage, run: LogCommand.run),
+        Command(name: "import", help: ImportCommand.usage, run: ImportCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),

@@ -1,0 +1,164 @@
+import BreezeCore
+import BreezeImport
+import BreezeStore
+@preconcurrency import Glibc
+
+/// `breeze import FORMAT FILE...`: parses real data files and stores their facts once each.
+///
+/// Every file is parsed completely before anything from it is stored, so a file that is not in the named
+/// format is refused whole. Facts are de-duplicated by natural key against everything the database holds
+/// (`EventLog.appendFacts`), so importing a file twice, or overlapping files, stores each fact once.
+enum ImportCommand {
+    static var usage: String {
+        """
+        usage: breeze import FORMAT FILE... [--sensor ID] [--at LAT,LON] [--unit celsius|fahrenheit] [--station ID]
+                             [--utc-offset +HH:MM] [--user ID] [--db PATH] [--json]
+        formats:
+        """ + Importers.all.map { "\n  \(pad($0.format, 18))\($0.summary)" }.joined()
+    }
+
+    /// What happened to one file.
+    struct FileReport {
+        var file: String
+        var refused: String?
+        var rowsRead = 0, records = 0, storedEvents = 0, storedFacts = 0, duplicateFacts = 0
+        var issues: [ImportIssue] = []
+    }
+
+    static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
+        let a = try Arguments(args, valued: ["sensor", "at", "unit", "station", "utc-offset"], usage: usage)
+        guard let format = a.positionals.first else { throw .usage("missing FORMAT", usage) }
+        guard let importer = Importers.named(format) else {
+            throw .usage("unknown format '\(format)'; formats: \(Importers.all.map { $0.format }.joined(separator: ", "))", usage)
+        }
+        let files = Array(a.positionals.dropFirst())
+        guard !files.isEmpty else { throw .usage("missing FILE", usage) }
+        let options = try importOptions(a, ctx)
+        let reports: [FileReport] = try ctx.withLog { log in
+            try log.indexFacts { n in if ctx.console.isTerminal && n > 0 { ctx.console.progress("indexing facts held: \(n) events") } }
+            return try files.map { try importFile($0, importer, options, log, ctx) }
+        }
+        if ctx.console.isTerminal { ctx.console.progress("") }
+        report(reports, format: format, ctx)
+        let refused = reports.filter { $0.refused != nil }
+        if !refused.isEmpty {
+            throw .failure("\(refused.count) of \(reports.count) file(s) refused; nothing from them was stored")
+        }
+    }
+
+    static func importOptions(_ a: Arguments, _ ctx: Context) throws(CLIError) -> ImportOptions {
+        var o = ImportOptions()
+        o.sensor = a.options["sensor"]
+        if let s = o.sensor { _ = try SetCommand.validateSensor(s) }
+        o.station = a.options["station"]
+        if let at = a.options["at"] {
+            let parts = at.split(separator: ",").map { Double(String($0).trimmingSpaces) }
+            guard parts.count == 2, let lat = parts[0], let lon = parts[1], abs(lat) <= 90, abs(lon) <= 180 else {
+                throw .failure("--at '\(at)': expected LAT,LON in degrees, e.g. 42.73,-73.69")
+            }
+            o.at = (lat, lon)
+        }
+        if let u = a.options["unit"] {
+            guard let unit = TemperatureUnit(name: u) else { throw .failure("--unit '\(u)': expected celsius or fahrenheit") }
+            o.unit = unit
+        }
+        if let off = a.options["utc-offset"] {
+            guard let seconds = parseOffset(off) else { throw .failure("--utc-offset '\(off)': expected +HH:MM or -HH:MM") }
+            o.utcOffsetSeconds = seconds
+        }
+        o.user = try ctx.userStream().userID ?? "me"
+        return o
+    }
+
+    static func parseOffset(_ s: String) -> Int? {
+        guard let sign = s.first, sign == "+" || sign == "-" else { return nil }
+        let parts = s.dropFirst().split(separator: ":").map { Int($0) }
+        guard parts.count == 2, let h = parts[0], let m = parts[1], h <= 14, m < 60 else { return nil }
+        return (h * 3600 + m * 60) * (sign == "-" ? -1 : 1)
+    }
+
+    static func importFile(_ file: String, _ importer: any Importer.Type, _ options: ImportOptions, _ log: EventLog,
+                           _ ctx: Context) throws -> FileReport {
+        var r = FileReport(file: file)
+        let bytes: [UInt8]
+        do { bytes = try Gzip.maybeInflate(try readFile(file), file: file) } catch {
+            r.refused = error.message
+            return r
+        }
+        let parsed: ParseResult
+        do { parsed = try importer.parse(bytes, file: file, options: options) } catch {
+            r.refused = error.message
+            return r
+        }
+        r.rowsRead = parsed.rowsRead
+        r.records = parsed.records.count
+        r.issues = parsed.issues
+        var done = 0
+        while done < parsed.records.count {
+            let chunk = parsed.records[done..<min(done + 10_000, parsed.records.count)]
+            let f = try log.appendFacts(chunk.map { ($0.stream, $0.body) })
+            r.storedEvents += f.storedEvents
+            r.storedFacts += f.storedFacts
+            r.duplicateFacts += f.duplicateFacts
+            done += chunk.count
+            if ctx.console.isTerminal { ctx.console.progress("\(file): stored \(done)/\(parsed.records.count) records") }
+        }
+        return r
+    }
+
+    static func readFile(_ path: String) throws(ImportError) -> [UInt8] {
+        guard let f = fopen(path, "rb") else { throw ImportError(file: path, "cannot read (\(String(cString: strerror(errno))))") }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = fread(&buf, 1, buf.count, f)
+            if n > 0 { out.append(contentsOf: buf[0..<n]) }
+            if n < buf.count {
+                if ferror(f) != 0 { throw ImportError(file: path, "read error") }
+                break
+            }
+        }
+        return out
+    }
+
+    static func report(_ reports: [FileReport], format: String, _ ctx: Context) {
+        if ctx.json {
+            for r in reports {
+                var reasons: [String: Int] = [:]
+                for i in r.issues { reasons[i.reason, default: 0] += 1 }
+                ctx.console.out(JSONValue.object([
+                    ("file", .string(r.file)), ("format", .string(format)), ("refused", .string(r.refused)),
+                    ("rowsRead", .int(Int64(r.rowsRead))), ("records", .int(Int64(r.records))),
+                    ("storedEvents", .int(Int64(r.storedEvents))), ("storedFacts", .int(Int64(r.storedFacts))),
+                    ("duplicateFacts", .int(Int64(r.duplicateFacts))), ("skippedRows", .int(Int64(r.issues.count))),
+                    ("skipReasons", .object(reasons.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
+                ]).text)
+            }
+        } else {
+            for r in reports {
+                if let why = r.refused {
+                    ctx.console.err("breeze import: \(r.file): refused: \(why)")
+                    continue
+                }
+                for i in r.issues.prefix(20) { ctx.console.err("breeze import: \(i)") }
+                if r.issues.count > 20 { ctx.console.err("breeze import: \(r.file): ... and \(r.issues.count - 20) more skipped rows") }
+                ctx.console.out("\(r.file): read \(r.rowsRead) rows; stored \(r.storedFacts) facts in \(r.storedEvents) events; "
+                                + "\(r.duplicateFacts) duplicate facts; skipped \(r.issues.count) rows" + reasonsText(r.issues))
+            }
+            if reports.count > 1 {
+                let ok = reports.filter { $0.refused == nil }
+                ctx.console.out("total: \(reports.count) files (\(reports.count - ok.count) refused); read \(ok.map(\.rowsRead).reduce(0, +)) rows; "
+                                + "stored \(ok.map(\.storedFacts).reduce(0, +)) facts; \(ok.map(\.duplicateFacts).reduce(0, +)) duplicate; "
+                                + "skipped \(ok.map(\.issues.count).reduce(0, +))")
+            }
+        }
+    }
+
+    static func reasonsText(_ issues: [ImportIssue]) -> String {
+        guard !issues.isEmpty else { return "" }
+        var reasons: [String: Int] = [:]
+        for i in issues { reasons[i.reason.split(separator: "'").first.map(String.init) ?? i.reason, default: 0] += 1 }
+        return " (" + reasons.sorted { $0.value > $1.value }.prefix(5).map { "\($0.value) \($0.key.trimmingSpaces)" }.joined(separator: "; ") + ")"
+    }
+}
