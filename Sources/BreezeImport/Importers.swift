@@ -1,7 +1,9 @@
 /// Every format `breeze import` knows, by command-line name.
 public enum Importers {
     /// The importers, in the order `breeze import --help` lists them.
-    public static let all: [any Importer.Type] = []
+    public static let all: [any Importer.Type] = [
+        PurpleAirCSVImporter.self, PurpleAirJSONImporter.self, SensorsCSVImporter.self,
+    ]
 
     /// The importer for a format name.
     public static func named(_ format: String) -> (any Importer.Type)? { all.first { $0.format == format } }
