@@ -72,7 +72,8 @@ public struct ImportOptions: Sendable {
     public var station: String?
     /// Whose health stream biomarker readings go to.
     public var user: String = "me"
-    /// IANA time zone for local, naive timestamps (glucose CSV), e.g. `America/New_York`; UTC when nil.
+    /// Offset of local, naive timestamps from UTC in seconds (`--utc-offset -05:00` gives -18000), for
+    /// files that write local time without a zone (glucose CSV); 0 means UTC.
     public var utcOffsetSeconds: Int = 0
 
     public init() {}
