@@ -23,6 +23,7 @@ final class Connection {
     var queuedBytes: Int { outbox.count }
 
     init(loop: UnsafeMutablePointer<uv_loop_t>) {
+        decoder.maxLength = Frame.handshakeMaxLength
         handle = .allocate(capacity: 1)
         uv_tcp_init(loop, handle)
         handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
@@ -98,10 +99,14 @@ final class Connection {
     }
 
     private var closeAfterFlush = false
+    /// When `closeAfterWriting` was called (loop time), so the node can force the close if the peer never
+    /// reads what is queued.
+    private(set) var closeRequestedMillis: UInt64?
 
     /// Writes what is queued (an error frame, say), then closes.
-    func closeAfterWriting(_ reason: String) {
+    func closeAfterWriting(_ reason: String, now: UInt64) {
         guard !closing else { return }
+        closeRequestedMillis = now
         closeReason = reason
         closing = true
         closeAfterFlush = true

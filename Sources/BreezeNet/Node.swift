@@ -28,6 +28,12 @@ final class Node {
     private var peers: [ObjectIdentifier: Peer] = [:]
     private var dialers: [Dialer] = []
     private var pending: [(peer: Peer, batch: UInt64, events: [Event])] = []
+    /// Outbound connections not yet established, with when they started (closed on timeout or shutdown).
+    private var connecting: [ObjectIdentifier: (conn: Connection, started: UInt64)] = [:]
+    /// When shutdown began.
+    private var stoppingSince: UInt64?
+    /// Fires `closeGraceMillis` after shutdown began and closes by force what is still open.
+    private var graceTimer: UnsafeMutablePointer<uv_timer_t>?
     private var lastDataVersion: Int64 = -1
     private var stopping = false
     private var handles: [UnsafeMutablePointer<uv_handle_t>] = []
@@ -107,7 +113,12 @@ final class Node {
         UnsafeMutableRawPointer(p).assumingMemoryBound(to: uv_handle_t.self)
     }
 
-    private func now() -> UInt64 { SystemClock.nowMillis() }
+    /// Monotonic milliseconds (libuv's loop time) for every timeout: a wall clock stepped back by NTP must
+    /// not make an elapsed time negative. Wall time (`SystemClock`) is used only for status.
+    private func now() -> UInt64 {
+        uv_update_time(loop)
+        return uv_now(loop)
+    }
 
     // MARK: Listening and dialling
 
@@ -141,6 +152,11 @@ final class Node {
         let conn = Connection(loop: loop)
         let rc = uv_accept(UnsafeMutableRawPointer(server).assumingMemoryBound(to: uv_stream_t.self), conn.stream)
         guard rc == 0 else { conn.close("accept failed"); return }
+        let unauthenticated = peers.values.filter { $0.session.state != .ready }.count
+        guard unauthenticated < config.maxUnauthenticated else {
+            conn.close("too many connections still authenticating (\(unauthenticated))")
+            return
+        }
         let address = conn.peerName()
         attach(conn, role: .server, address: address, dialer: nil)
     }
@@ -154,6 +170,7 @@ final class Node {
             return
         }
         let conn = Connection(loop: loop)
+        connecting[ObjectIdentifier(conn)] = (conn, now())
         let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         req.pointee.data = Unmanaged.passRetained(ConnectContext(node: self, dialer: d, conn: conn)).toOpaque()
         var a = addr
@@ -180,7 +197,9 @@ final class Node {
     }
 
     private func connected(_ d: Dialer, _ conn: Connection?, status: Int32) {
-        guard status >= 0, let conn, !stopping else {
+        if let conn { connecting.removeValue(forKey: ObjectIdentifier(conn)) }
+        defer { finishShutdownIfIdle() }
+        guard status >= 0, let conn, !stopping, !conn.closing else {
             conn?.close("connect failed")
             d.lastError = "connect: \(String(cString: uv_strerror(status)))"
             scheduleRedial(d)
@@ -247,9 +266,10 @@ final class Node {
                 peer.lastSentMillis = now()
             case .close(let reason):
                 peer.note = reason
-                peer.conn.closeAfterWriting(reason)
+                peer.conn.closeAfterWriting(reason, now: now())
             case .authenticated(let replica, let scope):
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
+                peer.conn.decoder.maxLength = Frame.maxLength
                 peer.dialer?.attempt = 0
                 sendVectors(peer)
                 writeStatus()
@@ -280,21 +300,35 @@ final class Node {
             d.peer = nil
             scheduleRedial(d)
         }
-        if !stopping { writeStatus() }
+        if !stopping { writeStatus() } else { finishShutdownIfIdle() }
+    }
+
+    /// During shutdown, once every connection is closed the grace timer is not needed: close it so the
+    /// loop can end at once.
+    private func finishShutdownIfIdle() {
+        guard stopping, peers.isEmpty, connecting.isEmpty, let g = graceTimer else { return }
+        let h = UnsafeMutableRawPointer(g).assumingMemoryBound(to: uv_handle_t.self)
+        if uv_is_closing(h) == 0 { uv_close(h, nil) }
     }
 
     // MARK: The loop's work
 
     /// After each poll: commit what arrived (group commit), acknowledge, then let sessions send.
     private func afterPoll() {
+        commitPending()
+        if !stopping { pump() }
+    }
+
+    /// Group commit: stores every batch received since the last call in one transaction, then acknowledges.
+    private func commitPending() {
         if !pending.isEmpty {
             let work = pending
             pending = []
             do {
-                let reports = try log.ingest(groups: work.map(\.events))
+                let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers")
                 for (w, r) in zip(work, reports) where peers[ObjectIdentifier(w.peer)] != nil {
                     if r.conflicts > 0 || r.invalid > 0 {
-                        config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting and \(r.invalid) invalid events refused")
+                        config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting events refused, \(r.invalid) misplaced events stored flagged")
                     }
                     perform(w.peer, w.peer.session.committed(batch: w.batch, inserted: r.inserted,
                                                              duplicates: r.duplicates, gaps: r.gaps, nowMillis: now()))
@@ -306,7 +340,6 @@ final class Node {
                 }
             }
         }
-        pump()
     }
 
     /// Lets every session with room in its window read the log and send.
@@ -324,7 +357,7 @@ final class Node {
                 guard let last = rows.last else { break }
                 perform(peer, peer.session.offer(rows.map { ($0.seq, $0.event) }, scannedTo: last.seq))
                 rounds += 1
-                if rows.count == limit && rounds == 4 { more = true }
+                if rounds == 4 && peer.session.wantsEvents { more = true }
             }
         }
         setIdle(more)
@@ -354,7 +387,15 @@ final class Node {
 
     private func everySecond() {
         let t = now()
+        for (_, c) in connecting where t - c.started > config.handshakeTimeoutMillis {
+            c.conn.close("connect timed out after \(config.handshakeTimeoutMillis) ms")
+        }
         for peer in Array(peers.values) {
+            if let since = peer.conn.closeRequestedMillis {
+                // A peer that stopped reading keeps a write pending forever: close it by force.
+                if t - since > config.closeGraceMillis { peer.conn.close("peer stopped reading; closed by force") }
+                continue
+            }
             if peer.session.state != .ready {
                 if t - peer.openedMillis > config.handshakeTimeoutMillis {
                     perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
@@ -369,10 +410,17 @@ final class Node {
         writeStatus()
     }
 
+    /// The wall-clock time of a loop (monotonic) time, for display.
+    private func wallTime(ofLoopTime t: UInt64) -> UInt64 {
+        let wall = SystemClock.nowMillis(), n = now()
+        return wall - min(wall, n - min(n, t))
+    }
+
     private func status(of peer: Peer, connected: Bool) -> PeerStatus {
         PeerStatus(address: peer.address, direction: peer.dialer == nil ? "inbound" : "outbound",
                    replica: peer.session.peerReplica?.description, scope: peer.session.grants?.scope.description,
-                   connected: connected && peer.session.state == .ready, lastContactMillis: peer.lastReceivedMillis,
+                   connected: connected && peer.session.state == .ready,
+                   lastContactMillis: wallTime(ofLoopTime: peer.lastReceivedMillis),
                    vectors: peer.session.peerVectors, sent: peer.session.sentEvents,
                    received: peer.session.receivedEvents, note: peer.note)
     }
@@ -388,8 +436,9 @@ final class Node {
             s.note = d.lastError
             list.append(s)
         }
+        let wall = SystemClock.nowMillis()
         let hb = NodeHeartbeat(pid: getpid(), listen: listenAddress ?? "", startedMillis: startedMillis,
-                               heartbeatMillis: now(), stoppedMillis: stopped ? now() : nil)
+                               heartbeatMillis: wall, stoppedMillis: stopped ? wall : nil)
         do { try log.recordPeers(list, heartbeat: hb) } catch { config.log("writing peer status failed: \(error)") }
     }
 
@@ -399,9 +448,22 @@ final class Node {
     func shutdown() {
         guard !stopping else { return }
         stopping = true
-        afterPoll()
+        stoppingSince = now()
+        commitPending()                     // what has arrived is stored and acknowledged; nothing new is sent
         for peer in Array(peers.values) { perform(peer, peer.session.abort(.shutdown, "node shutting down")) }
+        for (_, c) in connecting { c.conn.close("node shutting down") }
         writeStatus(stopped: true)
+        // Peers that do not read their error frame are closed by force after the grace period.
+        let grace = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
+        uv_timer_init(loop, grace)
+        grace.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        graceTimer = grace
+        uv_timer_start(grace, { t in
+            let node = Node.from(t)
+            for peer in Array(node.peers.values) { peer.conn.close("shutdown: closed by force") }
+            uv_close(UnsafeMutableRawPointer(t!).assumingMemoryBound(to: uv_handle_t.self), nil)
+        }, config.closeGraceMillis, 0)
+        finishShutdownIfIdle()
         for h in handles where uv_is_closing(h) == 0 {
             uv_close(h) { h in
                 // The node owns these handles; memory is freed after the loop ends (see `release`).
@@ -412,6 +474,7 @@ final class Node {
 
     /// Frees handle memory once the loop has stopped running.
     func release() {
+        graceTimer?.deallocate()
         for h in handles { UnsafeMutableRawPointer(h).deallocate() }
         handles = []
         log.close()

@@ -20,6 +20,10 @@ public struct NodeConfig: Sendable {
     /// Stop on SIGINT and SIGTERM.
     public var handleSignals = false
     public var handshakeTimeoutMillis: UInt64 = 5000
+    /// Most inbound connections allowed in the handshake at once; more are closed on accept.
+    public var maxUnauthenticated = 256
+    /// How long a closing connection may take to write its last frames before it is closed by force.
+    public var closeGraceMillis: UInt64 = 2000
     public var idleTimeoutMillis: UInt64 = 30_000
     public var pingIntervalMillis: UInt64 = 5000
     public var reconnectMinMillis: UInt64 = 100
@@ -63,6 +67,12 @@ public final class NodeHandle: @unchecked Sendable {
     ///
     /// - Throws: `NodeError` naming what failed (database, address, ...).
     public static func start(_ config: NodeConfig) throws(NodeError) -> NodeHandle {
+        // A peer that resets while we write must give EPIPE, not kill the process (libuv does not use
+        // MSG_NOSIGNAL).
+        signal(SIGPIPE, SIG_IGN)
+        var config = config
+        var seen = Set<String>()
+        config.peers = config.peers.filter { seen.insert($0).inserted }
         let startup = Startup(config: config)
         var tid = pthread_t()
         let box = Unmanaged.passRetained(startup).toOpaque()

@@ -235,6 +235,9 @@ public final class EventLog {
             let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
                           hlc: clock.tick(wallMillis: wall), type: type, schemaVersion: version,
                           payload: payload)
+            guard e.encoded.count <= Event.maxEncodedSize else {
+                throw StoreError(.invalidAppend, "event type '\(type)' of \(e.encoded.count) bytes exceeds the \(Event.maxEncodedSize)-byte limit")
+            }
             try insertRow(insert, e, stream: slot.key, flags: 0)
             out.append(e)
         }
@@ -304,7 +307,7 @@ public final class EventLog {
         public var conflicts = 0
         /// Would leave a gap in the origin's counters (an earlier event is missing): refused.
         public var gaps = 0
-        /// A known type in a stream it does not belong to: refused.
+        /// A known type in a stream it does not belong to: stored with flag 2 (relayed, never reduced).
         public var invalid = 0
         /// Stored, but with a timestamp beyond the clock-skew bound (flagged).
         public var skewed = 0
@@ -340,10 +343,10 @@ public final class EventLog {
                 for events in groups {
                     var report = IngestReport()
                     for e in events {
-                        if !EventBody.type(e.type, belongsIn: e.stream) {
-                            report.invalid += 1
-                            continue
-                        }
+                        // A known type in the wrong kind of stream (possible only through a build that did not
+                        // know the type) is stored flagged, so the origin's counters stay contiguous; the
+                        // reducers read streams of their own kind and never see it.
+                        let misplaced = !EventBody.type(e.type, belongsIn: e.stream)
                         let key: Int64
                         if let k = keys[e.stream] { key = k } else {
                             key = try streamKey(e.stream, create: true)!
@@ -370,7 +373,8 @@ public final class EventLog {
                         }
                         let skewed = clock.observe(e.hlc, wallMillis: wall)
                         if skewed { report.skewed += 1 }
-                        try insertRow(insert, e, stream: key, flags: skewed ? 1 : 0)
+                        if misplaced { report.invalid += 1 }
+                        try insertRow(insert, e, stream: key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
                         heads[e.stream]![e.id.origin] = e.id.counter
                         dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
                         report.inserted += 1

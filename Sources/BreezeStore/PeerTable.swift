@@ -112,12 +112,15 @@ extension EventLog {
         do { return try db.cached("PRAGMA data_version").first { $0.int(0) } ?? 0 } catch { throw StoreError.from(error, path: path) }
     }
 
-    /// Up to `limit` rows after sequence number `afterSeq`, in log order.
-    public func page(afterSeq: Int64, limit: Int) throws -> [Entry] {
+    /// Up to `limit` rows after sequence number `afterSeq`, in log order, stopping early once `maxBytes` of
+    /// encoded events have been read (at least one row is returned when there is one).
+    public func page(afterSeq: Int64, limit: Int, maxBytes: Int = 4 << 20) throws -> [Entry] {
         var out: [Entry] = []
-        try forEach(afterSeq: afterSeq, pageSize: max(1, limit)) { e in
+        var bytes = 0
+        try forEach(afterSeq: afterSeq, pageSize: max(1, min(limit, 512))) { e in
             out.append(e)
-            return out.count < limit
+            bytes += e.event.encoded.count
+            return out.count < limit && bytes < maxBytes
         }
         return out
     }

@@ -7,7 +7,7 @@
 enum Schema {
     static let applicationID: Int64 = 0x4252_5A45
     /// The schema version this build writes.
-    static let current: Int64 = 2
+    static let current: Int64 = 3
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -42,9 +42,12 @@ enum Schema {
             received INTEGER NOT NULL DEFAULT 0, note TEXT);
         CREATE TABLE node(id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER, listen TEXT, started_ms INTEGER,
             heartbeat_ms INTEGER, stopped_ms INTEGER);
+        """,
+        // 2 -> 3: natural keys of facts, for de-duplicating imports.
+        """
         -- Natural keys of the facts held (BLAKE2b-128 of stream + key), for de-duplicating imports. Filled
         -- lazily up to meta 'facts_seq' (see EventLog.appendFacts), so append and sync do not pay for it.
-        CREATE TABLE fact_keys(key BLOB PRIMARY KEY) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS fact_keys(key BLOB PRIMARY KEY) WITHOUT ROWID;
         INSERT OR IGNORE INTO meta(key, value) VALUES ('facts_seq', 0);
         """,
     ]

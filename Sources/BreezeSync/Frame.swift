@@ -8,6 +8,8 @@ import BreezeCore
 public enum Frame {
     /// Largest `length` accepted: 4 MiB.
     public static let maxLength = 4 << 20
+    /// Largest `length` accepted before authentication (handshake messages are under 200 bytes): 64 KiB.
+    public static let handshakeMaxLength = 64 << 10
 
     /// Encodes one message as a frame.
     public static func encode(_ m: Message) -> [UInt8] {
@@ -28,6 +30,9 @@ public enum Frame {
 /// messages and keeps the rest. Any violation (oversized length, zero length, checksum mismatch, unknown
 /// type, malformed payload) is an error after which the connection must be closed.
 public struct FrameDecoder: Sendable {
+    /// Largest frame accepted now. A node keeps this small (`Frame.handshakeMaxLength`) until the peer is
+    /// authenticated, so unauthenticated sockets cannot make it buffer megabytes.
+    public var maxLength = Frame.maxLength
     private var buffer: [UInt8] = []
     private var start = 0
     /// Bytes received but not yet part of a complete frame.
@@ -42,8 +47,8 @@ public struct FrameDecoder: Sendable {
         while buffer.count - start >= 4 {
             var length = 0
             for i in 0..<4 { length |= Int(buffer[start + i]) << (8 * i) }
-            guard length >= 1 && length <= Frame.maxLength else {
-                throw FrameError(code: .malformed, "frame length \(length) outside 1...\(Frame.maxLength)")
+            guard length >= 1 && length <= maxLength else {
+                throw FrameError(code: .malformed, "frame length \(length) outside 1...\(maxLength)")
             }
             guard buffer.count - start >= 4 + length + 4 else { break }
             let body = (start + 4)..<(start + 4 + length)

@@ -140,7 +140,7 @@ public struct SyncSession: Sendable {
             self.peerScope = scope
             self.peerReplica = replica
             self.key = key
-            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: scope == .cluster)
+            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: trustsClusterClaim(scope))
             state = .awaitingAuth
             let version = min(hi, Self.versions.upperBound)
             return [.send(.challenge(version: version, replica: config.replica, scope: config.scope, nonce: nonce,
@@ -159,7 +159,7 @@ public struct SyncSession: Sendable {
             guard HMAC.equal(peerProof, proof(label: "server")) else {
                 return fail(.authentication, "the server could not prove it holds the secret")
             }
-            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: scope == .cluster)
+            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: trustsClusterClaim(scope))
             state = .awaitingReady
             return [.send(.auth(proof: proof(label: "client")))]
         case (.awaitingAuth, .auth(let peerProof)):
@@ -290,6 +290,16 @@ public struct SyncSession: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Whether to believe a peer that says it holds the cluster secret. A cluster replica proved it with the
+    /// cluster key itself. A user replica cannot check the claim: in a `user:X` session both sides prove
+    /// with X's key, so another device of X could pose as the cluster and write `public`. A user replica
+    /// therefore believes the claim only from a peer it dialled itself (a server its owner configured),
+    /// never from an inbound connection (`Protocol/sync.md` section 5).
+    private func trustsClusterClaim(_ peerScope: Scope) -> Bool {
+        guard peerScope == .cluster else { return false }
+        return config.scope == .cluster || role == .client
+    }
 
     private mutating func fail(_ code: SyncErrorCode, _ message: String) -> [Action] {
         state = .closed

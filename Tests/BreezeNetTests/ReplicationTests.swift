@@ -100,6 +100,25 @@ struct ReplicationTests {
         #expect(waitUntil(seconds: 10) { c.cli("server", ["--user", "ana", "state", "--json"]).out.contains(#""unit":"fahrenheit""#) })
     }
 
+    @Test func aNodeWithAPeerThatDoesNotReadStillShutsDownPromptly() throws {
+        let c = Cluster()
+        _ = c.cli("a", ["init"])
+        #expect(runProgram(c.torture, ["append", "--db", c.db("a"), "--count", "20000", "--batch", "10000", "--stream", "public"]).code == 0)
+        let a = c.start("a")
+        let silent = RawPeer(a)!
+        #expect(silent.handshake(replica: ReplicaID(rawValue: 0x57D), scope: .cluster, secret: c.secret) != nil)
+        silent.send(.vectors([]))              // asks for everything, then never reads or acknowledges
+        let unauthenticated = RawPeer(a)!      // and one that never finishes its handshake
+        unauthenticated.send(Array(Frame.encode(.ping(1)).prefix(3)))
+        usleep(500_000)
+        var t0 = timespec(), t1 = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t0)
+        c.stop("a")
+        clock_gettime(CLOCK_MONOTONIC, &t1)
+        #expect(t1.tv_sec - t0.tv_sec < 5, "shutdown took \(t1.tv_sec - t0.tv_sec) s")
+        #expect(c.cli("a", ["status"]).out.contains("stopped cleanly"))
+    }
+
     @Test func hostilePeersAreRefusedAndTheNodeKeepsServing() throws {
         let c = Cluster()
         let a = c.start("a")

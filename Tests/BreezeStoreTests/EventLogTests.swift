@@ -63,14 +63,43 @@ struct EventLogTests {
         #expect(try b.userState(user: "ana").canonicalBytes == a.userState(user: "ana").canonicalBytes)
     }
 
-    @Test func remoteEventsOfKnownTypesInTheWrongStreamAreRefused() throws {
+    @Test func misplacedRemoteEventsAreKeptFlaggedSoTheirOriginDoesNotStall() throws {
         let dir = TempDir()
         let b = try EventLog.create(at: dir.file("b.db"), options: testOptions())
         let o = Origin(replica: ReplicaID(rawValue: 77), epoch: 1)
         let bad = Event(stream: .public, id: EventID(origin: o, counter: 1), hlc: HLC(rawValue: 1), body: .favouriteAdd(sensor: "x"))
-        let r = try b.ingest([bad])
-        #expect(r.invalid == 1 && r.inserted == 0)
-        #expect(try b.count() == 0)
+        let next = Event(stream: .public, id: EventID(origin: o, counter: 2), hlc: HLC(rawValue: 2),
+                         body: .reading(Reading(source: "a", sensor: "b", time: 1, values: [])))
+        let r = try b.ingest([bad, next])
+        #expect(r.invalid == 1 && r.inserted == 2 && r.gaps == 0)
+        #expect(try b.versionVector(of: .public) == VersionVector([o: 2]))
+        let flags = try b.db.prepare("SELECT flags FROM events ORDER BY seq")
+        var seen: [Int64] = []
+        while try flags.step() { seen.append(flags.int(0)) }
+        #expect(seen == [2, 0])
+    }
+
+    @Test func anEventTooLargeToDecodeIsNeverAppended() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        let huge = String(repeating: "x", count: Event.maxEncodedSize)
+        expectStoreError(.invalidAppend) { try log.append(.sourceCorrect(source: "purpleair", correction: huge), to: .user("u")) }
+        #expect(try log.count() == 0)
+    }
+
+    @Test func aSchemaTwoDatabaseIsMigratedToThree() throws {
+        let dir = TempDir()
+        let path = dir.file("old.db")
+        let db = try Database(path: path, create: true)
+        try db.execute("PRAGMA journal_mode=WAL")
+        try db.execute(Schema.migrations[0])
+        try db.execute(Schema.migrations[1])
+        try db.execute("INSERT INTO meta(key, value) VALUES ('replica', 5), ('epoch', 0), ('hlc', 0)")
+        try db.execute("PRAGMA application_id=\(Schema.applicationID); PRAGMA user_version=2")
+        db.close()
+        let log = try EventLog.open(at: path, options: testOptions())
+        #expect(try log.db.scalarInt("PRAGMA user_version") == 3)
+        #expect(try log.appendFacts([(.public, .reading(Reading(source: "a", sensor: "b", time: 1, values: [Measurement("pm25", 1)])))]).storedFacts == 1)
     }
 
     @Test func unknownEventTypesAreStoredAndRelayedUnchanged() throws {

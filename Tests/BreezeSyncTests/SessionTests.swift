@@ -112,6 +112,30 @@ struct SessionTests {
                                           StreamVector(stream: .user("ana"), vector: VersionVector())])])
     }
 
+    @Test func aUserReplicaTrustsAClusterClaimOnlyFromAPeerItDialled() {
+        let anaKey = Scope.userKey(clusterSecret: Self.clusterSecret, user: "ana")
+        // Another of ana's devices dials ana's phone and claims to be the cluster, proving with ana's key
+        // (hand-made messages: a correct client would derive a different key from a cluster claim).
+        var phone = SyncSession(role: .server, config: Self.config(Self.b, .user("ana"), secret: anaKey),
+                                nonce: Array(repeating: 2, count: 32))
+        _ = phone.start()
+        let clientNonce = Array(repeating: UInt8(1), count: 32)
+        _ = phone.receive(.hello(minVersion: 1, maxVersion: 1, replica: Self.a, scope: .cluster, nonce: clientNonce))
+        var w = ByteWriter()
+        w.string("breeze-sync-v1 client")
+        w.raw(clientNonce); w.raw(Array(repeating: 2, count: 32))
+        w.u64(Self.a.rawValue); w.u64(Self.b.rawValue)
+        w.string("cluster"); w.string("user:ana")
+        _ = phone.receive(.auth(proof: HMAC.sha256(key: anaKey, message: w.bytes)))
+        #expect(phone.state == .ready && phone.grants?.peerIsCluster == false)
+        let wrote = phone.receive(.events(batch: 1, events: [Self.event(.public, Self.a, 1)]))
+        #expect(Self.closed(wrote) == .forbidden)
+        // The phone dialling its configured server does accept public from it.
+        var (dialer, _, _) = Self.handshake(client: Self.config(Self.b, .user("ana"), secret: anaKey), server: Self.config(Self.a))
+        #expect(dialer.grants?.peerIsCluster == true)
+        #expect(dialer.receive(.events(batch: 1, events: [Self.event(.public, Self.a, 1)])).contains { if case .ingest = $0 { return true } else { return false } })
+    }
+
     @Test func twoDifferentUsersCannotSync() {
         let ana = Scope.userKey(clusterSecret: Self.clusterSecret, user: "ana")
         let bo = Scope.userKey(clusterSecret: Self.clusterSecret, user: "bo")
