@@ -1,17 +1,35 @@
-/// Natural keys of facts: what makes two fact events "the same fact" for de-duplication on import
-/// (issue: readings are facts keyed by (source, sensor, time, quantity)).
+/// The natural key of one fact: what makes two fact events "the same fact" for de-duplication on import
+/// (readings are facts keyed by (source, sensor, time, quantity)).
+///
+/// Split into a `group` (for readings: source and sensor), a `time` and an `item` (the quantity), so a store
+/// can lay keys out group by group in time order: imports of time series then insert keys close to each
+/// other instead of at random places.
+public struct NaturalKey: Hashable, Sendable {
+    public var group: String
+    public var time: Int64
+    public var item: String
+
+    public init(group: String, time: Int64, item: String) {
+        self.group = group
+        self.time = time
+        self.item = item
+    }
+}
+
 extension EventBody {
-    /// The natural keys of a fact body, one per value for readings (aligned with `Reading.values`), one for
-    /// other facts; empty for user settings and unknown types. Keys are text with NUL separators.
-    public var naturalKeys: [String] {
+    /// The natural keys of a fact body: one per value for readings (aligned with `Reading.values`), one for
+    /// other facts; empty for user settings and unknown types.
+    public var naturalKeys: [NaturalKey] {
         let sep = "\u{0}"
         switch self {
         case .reading(let r):
-            return r.values.map { ["r", r.source, r.sensor, String(r.time), $0.quantity].joined(separator: sep) }
-        case .sensorRegistered(let s): return [["s", s.source, s.sensor].joined(separator: sep)]
-        case .pollenForecast(let p): return [["p", "\(p.latitude)", "\(p.longitude)", p.date].joined(separator: sep)]
-        case .dailyTemperature(let t): return [["t", t.station, t.date].joined(separator: sep)]
-        case .biomarkerReading(let b): return [["b", b.readingType, String(b.time)].joined(separator: sep)]
+            let group = ["r", r.source, r.sensor].joined(separator: sep)
+            return r.values.map { NaturalKey(group: group, time: r.time, item: $0.quantity) }
+        case .sensorRegistered(let s): return [NaturalKey(group: ["s", s.source, s.sensor].joined(separator: sep), time: 0, item: "")]
+        case .pollenForecast(let p):
+            return [NaturalKey(group: ["p", "\(p.latitude)", "\(p.longitude)"].joined(separator: sep), time: 0, item: p.date)]
+        case .dailyTemperature(let t): return [NaturalKey(group: ["t", t.station].joined(separator: sep), time: 0, item: t.date)]
+        case .biomarkerReading(let b): return [NaturalKey(group: ["b", b.readingType].joined(separator: sep), time: b.time, item: "")]
         default: return []
         }
     }
