@@ -3,7 +3,7 @@ public enum Importers {
     /// The importers, in the order `breeze import --help` lists them.
     public static let all: [any Importer.Type] = [
         PurpleAirCSVImporter.self, PurpleAirJSONImporter.self, SensorsCSVImporter.self,
-        AirNowTechCSVImporter.self, AirNowAPIImporter.self, AQSImporter.self, OpenAQImporter.self,
+        AirNowTechCSVImporter.self, AirNowAPIImporter.self, AQSImporter.self, AirDataDailyImporter.self, OpenAQImporter.self,
         GooglePollenImporter.self, DailyTemperatureImporter.self, GlucoseCSVImporter.self,
     ]
 
