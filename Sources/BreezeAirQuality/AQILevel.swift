@@ -1,12 +1,13 @@
-/// The six US EPA AQI categories, in increasing order of concern.
-///
-/// Raw values 1...6 and the `name`s match `BreezeCore.AQICategory`, so the two convert through `rawValue`
-/// without this module depending on BreezeCore. Colours are the standard ones of the 2024 Technical
-/// Assistance Document (EPA-454/B-24-002, Table 2) and the AirNow API fact sheets (`shared/docs/domain.md`
-/// section 1.4). AirNow's "aq101" page gives Very Unhealthy as #99004C; the TAD value #8F3F97 is used here.
-public enum AQILevel: UInt8, CaseIterable, Comparable, Sendable, CustomStringConvertible {
-    case good = 1, moderate, usg, unhealthy, veryUnhealthy, hazardous
+public import BreezeCore
 
+/// The six US EPA AQI categories, in increasing order of concern: the same type as `BreezeCore.AQICategory`
+/// (names, titles, raw values 1...6), extended here with the maths: AQI ranges, official colours and advice.
+/// Colours are the standard ones of the 2024 Technical Assistance Document (EPA-454/B-24-002, Table 2) and the
+/// AirNow API fact sheets (`shared/docs/domain.md` section 1.4). AirNow's "aq101" page gives Very Unhealthy as
+/// #99004C; the TAD value #8F3F97 is used here.
+public typealias AQILevel = AQICategory
+
+extension AQICategory {
     /// The category an integer AQI falls in: 0-50 good, ..., 301 and above hazardous (values above 500 are
     /// "beyond the AQI" and still hazardous). Nil for negative values.
     public init?(aqi: Int) {
@@ -16,36 +17,6 @@ public enum AQILevel: UInt8, CaseIterable, Comparable, Sendable, CustomStringCon
             return
         }
         self = level
-    }
-
-    /// Parses `name`.
-    public init?(name: String) {
-        guard let level = AQILevel.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
-    /// The command-line and JSON name: `good`, `moderate`, `usg`, `unhealthy`, `very-unhealthy`, `hazardous`.
-    public var name: String {
-        switch self {
-        case .good: return "good"
-        case .moderate: return "moderate"
-        case .usg: return "usg"
-        case .unhealthy: return "unhealthy"
-        case .veryUnhealthy: return "very-unhealthy"
-        case .hazardous: return "hazardous"
-        }
-    }
-
-    /// The EPA's wording, e.g. "Unhealthy for Sensitive Groups".
-    public var title: String {
-        switch self {
-        case .good: return "Good"
-        case .moderate: return "Moderate"
-        case .usg: return "Unhealthy for Sensitive Groups"
-        case .unhealthy: return "Unhealthy"
-        case .veryUnhealthy: return "Very Unhealthy"
-        case .hazardous: return "Hazardous"
-        }
     }
 
     /// The AQI values of the category (TAD Table 6). Hazardous also covers values shown as "beyond the AQI".
@@ -115,10 +86,4 @@ public enum AQILevel: UInt8, CaseIterable, Comparable, Sendable, CustomStringCon
             return "Health warnings of emergency conditions. The entire population is more likely to be affected."
         }
     }
-
-    /// `name`.
-    public var description: String { name }
-
-    /// Orders by `rawValue` (good < moderate < ... < hazardous).
-    public static func < (a: AQILevel, b: AQILevel) -> Bool { a.rawValue < b.rawValue }
 }
