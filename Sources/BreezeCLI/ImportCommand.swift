@@ -85,26 +85,48 @@ enum ImportCommand {
             r.refused = error.message
             return r
         }
-        let parsed: ParseResult
-        do { parsed = try importer.parse(bytes, file: file, options: options) } catch {
-            r.refused = error.message
-            return r
-        }
-        r.rowsRead = parsed.rowsRead
-        r.records = parsed.records.count
-        r.issues = parsed.issues
-        var done = 0
-        while done < parsed.records.count {
-            let chunk = parsed.records[done..<min(done + 10_000, parsed.records.count)]
-            let f = try log.appendFacts(chunk.map { ($0.stream, $0.body) })
-            r.storedEvents += f.storedEvents
-            r.storedFacts += f.storedFacts
-            r.duplicateFacts += f.duplicateFacts
-            done += chunk.count
-            if ctx.console.isTerminal { ctx.console.progress("\(file): stored \(done)/\(parsed.records.count) records") }
+        // Large CSV files are parsed and stored in pieces (memory stays bounded). The first piece carries
+        // the header check, so a file in another format is still refused before anything is stored.
+        let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
+        let isJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        let chunks = isJSON ? [CSVChunks.Chunk(bytes: bytes, lineOffset: 0)] : CSVChunks.split(bytes, targetBytes: chunkBytes)
+        var processed = 0
+        for chunk in chunks {
+            var parsed: ParseResult
+            do { parsed = try importer.parse(chunk.bytes, file: file, options: options) } catch {
+                if processed == 0 {
+                    r.refused = error.message
+                } else {
+                    r.issues.append(ImportIssue(file: file, line: chunk.lineOffset + 2, reason: "stopped: \(error.message)"))
+                }
+                return r
+            }
+            if chunk.lineOffset > 0 {
+                for i in parsed.issues.indices { parsed.issues[i].line += chunk.lineOffset }
+                for i in parsed.records.indices { parsed.records[i].line += chunk.lineOffset }
+            }
+            r.rowsRead += parsed.rowsRead
+            r.records += parsed.records.count
+            r.issues += parsed.issues
+            var done = 0
+            while done < parsed.records.count {
+                let slice = parsed.records[done..<min(done + 10_000, parsed.records.count)]
+                let f = try log.appendFacts(slice.map { ($0.stream, $0.body) })
+                r.storedEvents += f.storedEvents
+                r.storedFacts += f.storedFacts
+                r.duplicateFacts += f.duplicateFacts
+                done += slice.count
+            }
+            processed += chunk.bytes.count
+            if ctx.console.isTerminal {
+                ctx.console.progress("\(file): \(min(100, processed * 100 / max(1, bytes.count)))% (\(r.rowsRead) rows)")
+            }
         }
         return r
     }
+
+    /// Size of the pieces a large CSV file is parsed in.
+    static let chunkBytes = 8 << 20
 
     static func readFile(_ path: String) throws(ImportError) -> [UInt8] {
         guard let f = fopen(path, "rb") else { throw ImportError(file: path, "cannot read (\(String(cString: strerror(errno))))") }

@@ -22,3 +22,22 @@ struct DateParsingTests {
         #expect(DateParsing.days(year: 2000, month: 3, day: 1) == 11_017)
     }
 }
+
+struct CSVChunksTests {
+    @Test func piecesRepeatTheHeaderKeepEveryLineAndNeverCutAQuotedField() throws {
+        let text = "a,b\n" + (1...1000).map { i in i % 7 == 0 ? "\(i),\"x\ny\"\n" : "\(i),z\n" }.joined()
+        let chunks = CSVChunks.split(Array(text.utf8), targetBytes: 500)
+        #expect(chunks.count > 5)
+        var ids: [Int] = []
+        var expectedOffset = 0
+        for c in chunks {
+            let t = try CSVTable(c.bytes, file: "t")
+            #expect(t.header == ["a", "b"])
+            #expect(c.lineOffset == expectedOffset)
+            expectedOffset += t.rows.count + t.rows.filter { $0.fields[1].contains("\n") }.count
+            ids += t.rows.map { Int($0.fields[0])! }
+        }
+        #expect(ids == Array(1...1000))
+        #expect(CSVChunks.split(Array("a\n1\n".utf8), targetBytes: 500).count == 1)
+    }
+}
