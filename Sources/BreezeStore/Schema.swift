@@ -7,7 +7,7 @@
 enum Schema {
     static let applicationID: Int64 = 0x4252_5A45
     /// The schema version this build writes.
-    static let current: Int64 = 3
+    static let current: Int64 = 4
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -50,5 +50,27 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS fact_keys(key BLOB PRIMARY KEY) WITHOUT ROWID;
         INSERT OR IGNORE INTO meta(key, value) VALUES ('facts_seq', 0);
         """,
+        // 3 -> 4: the facts projection (read models are computed from these tables; see ProjectionStore).
+        projectionDDL(suffix: "") + """
+        INSERT OR IGNORE INTO meta(key, value) VALUES ('proj_seq', 0), ('proj_version', 0);
+        """,
     ]
+
+    /// The projection tables; `suffix` "_next" gives the shadow tables a rebuild fills.
+    static func projectionDDL(suffix: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS proj_sensors\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, name TEXT NOT NULL,
+            kind TEXT NOT NULL, latitude REAL, longitude REAL, time_zone TEXT,
+            hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
+            PRIMARY KEY(source, sensor)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS proj_readings\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, time INTEGER NOT NULL,
+            quantity TEXT NOT NULL, value REAL NOT NULL,
+            hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
+            PRIMARY KEY(source, sensor, time, quantity)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS proj_facts\(suffix)(kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
+            hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
+            PRIMARY KEY(kind, key)) WITHOUT ROWID;
+
+        """
+    }
 }

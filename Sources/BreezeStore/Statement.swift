@@ -66,6 +66,7 @@ final class Statement {
     }
 
     func int(_ col: Int32) -> Int64 { sqlite3_column_int64(stmt, col) }
+    var columnCount: Int32 { sqlite3_column_count(stmt) }
     func double(_ col: Int32) -> Double { sqlite3_column_double(stmt, col) }
     func isNull(_ col: Int32) -> Bool { sqlite3_column_type(stmt, col) == SQLITE_NULL }
     func text(_ col: Int32) -> String {

@@ -1,0 +1,253 @@
+public import BreezeCore
+import BreezeCrypto
+
+/// The facts projection: sensors, readings and other facts of the log laid out in tables that screens can
+/// query (`proj_sensors`, `proj_readings`, `proj_facts`), kept up to date from a checkpoint (`meta.proj_seq`).
+///
+/// Every row is a last-writer-wins register keyed by the fact's natural key and ordered by the event stamp
+/// (HLC, origin, epoch, counter), so the tables hold the same rows whatever order the events were applied
+/// in: incremental catch-up from any checkpoint equals a full rebuild (tested in `ProjectionTests`).
+///
+/// When `projectionVersion` changes (the mapping from events to rows changed), `catchUpProjection` rebuilds
+/// into `*_next` tables in chunks, while readers keep reading the current tables, and swaps them in one
+/// transaction at the end.
+extension EventLog {
+    /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
+    public static let projectionVersion: Int64 = 1
+    static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
+    static let projectionChunk = 20_000
+
+    /// Applies every event after the checkpoint (rebuilding first if the projection code changed). Returns
+    /// how many events were applied.
+    @discardableResult
+    public func catchUpProjection(progress: (Int) -> Void = { _ in }) throws(StoreError) -> Int {
+        do {
+            let version = try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0
+            if version != EventLog.projectionVersion { return try rebuildProjection(progress: progress) }
+            var total = 0
+            while true {
+                let n = try db.writeTransaction { () throws -> Int in
+                    let from = try db.cached("SELECT value FROM meta WHERE key = 'proj_seq'").first { $0.int(0) } ?? 0
+                    let (n, last) = try applyProjection(afterSeq: from, suffix: "")
+                    if n > 0 { try setMeta("proj_seq", last) }
+                    return n
+                }
+                total += n
+                if n > 0 { progress(total) }
+                if n < EventLog.projectionChunk { return total }
+            }
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Rebuilds the projection from the whole log into shadow tables, then swaps them in. Readers see the old
+    /// tables until the swap commits.
+    @discardableResult
+    public func rebuildProjection(progress: (Int) -> Void = { _ in }) throws(StoreError) -> Int {
+        do {
+            try db.writeTransaction {
+                for t in EventLog.projectionTables { try db.execute("DROP TABLE IF EXISTS \(t)_next") }
+                try db.execute(Schema.projectionDDL(suffix: "_next"))
+            }
+            var after: Int64 = 0, total = 0
+            while true {
+                let (n, last) = try db.writeTransaction { () throws -> (Int, Int64) in try applyProjection(afterSeq: after, suffix: "_next") }
+                total += n
+                if n > 0 { after = last; progress(total) }
+                if n < EventLog.projectionChunk { break }
+            }
+            try db.writeTransaction {
+                // Events appended while the rebuild ran are applied under the lock, then the tables swap.
+                while true {
+                    let (n, last) = try applyProjection(afterSeq: after, suffix: "_next")
+                    if n > 0 { after = last }
+                    if n < EventLog.projectionChunk { break }
+                }
+                for t in EventLog.projectionTables {
+                    try db.execute("DROP TABLE \(t); ALTER TABLE \(t)_next RENAME TO \(t)")
+                }
+                try setMeta("proj_seq", after)
+                try setMeta("proj_version", EventLog.projectionVersion)
+            }
+            return total
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    private func setMeta(_ key: String, _ value: Int64) throws {
+        let s = try db.cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
+        try s.bind(1, key)
+        try s.bind(2, value)
+        try s.run()
+    }
+
+    /// Applies up to `projectionChunk` events after `afterSeq` to the tables with `suffix`; returns how many
+    /// rows were read and the last sequence number.
+    private func applyProjection(afterSeq: Int64, suffix: String) throws -> (Int, Int64) {
+        let rows = try page(afterSeq: afterSeq, limit: EventLog.projectionChunk, maxBytes: 64 << 20)
+        guard let last = rows.last?.seq else { return (0, afterSeq) }
+        let upsertReading = try db.cached("""
+            INSERT INTO proj_readings\(suffix)(source, sensor, time, quantity, value, hlc, origin, epoch, counter)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(source, sensor, time, quantity) DO UPDATE SET value = excluded.value, hlc = excluded.hlc,
+              origin = excluded.origin, epoch = excluded.epoch, counter = excluded.counter
+            WHERE (excluded.hlc, excluded.origin, excluded.epoch, excluded.counter) > (hlc, origin, epoch, counter)
+            """)
+        let upsertSensor = try db.cached("""
+            INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(source, sensor) DO UPDATE SET name = excluded.name, kind = excluded.kind,
+              latitude = excluded.latitude, longitude = excluded.longitude, time_zone = excluded.time_zone,
+              hlc = excluded.hlc, origin = excluded.origin, epoch = excluded.epoch, counter = excluded.counter
+            WHERE (excluded.hlc, excluded.origin, excluded.epoch, excluded.counter) > (hlc, origin, epoch, counter)
+            """)
+        let upsertFact = try db.cached("""
+            INSERT INTO proj_facts\(suffix)(kind, key, data, hlc, origin, epoch, counter) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(kind, key) DO UPDATE SET data = excluded.data, hlc = excluded.hlc, origin = excluded.origin,
+              epoch = excluded.epoch, counter = excluded.counter
+            WHERE (excluded.hlc, excluded.origin, excluded.epoch, excluded.counter) > (hlc, origin, epoch, counter)
+            """)
+        func bindStamp(_ s: Statement, _ first: Int32, _ e: Event) throws {
+            try s.bind(first, Int64(bitPattern: e.hlc.rawValue ^ (1 << 63)))          // unsigned order in a signed column
+            try s.bind(first + 1, Int64(bitPattern: e.id.origin.replica.rawValue ^ (1 << 63)))
+            try s.bind(first + 2, Int64(e.id.origin.epoch))
+            try s.bind(first + 3, Int64(bitPattern: e.id.counter ^ (1 << 63)))
+        }
+        for row in rows {
+            let e = row.event
+            guard EventBody.factTypes.contains(e.type), EventBody.type(e.type, belongsIn: e.stream),
+                  let body = try? e.body() else { continue }
+            switch body {
+            case .reading(let r):
+                for m in r.values where m.value.isFinite {
+                    upsertReading.reset()
+                    try upsertReading.bind(1, r.source)
+                    try upsertReading.bind(2, r.sensor)
+                    try upsertReading.bind(3, r.time)
+                    try upsertReading.bind(4, m.quantity)
+                    try upsertReading.bind(5, m.value)
+                    try bindStamp(upsertReading, 6, e)
+                    try upsertReading.run()
+                }
+            case .sensorRegistered(let s):
+                upsertSensor.reset()
+                try upsertSensor.bind(1, s.source)
+                try upsertSensor.bind(2, s.sensor)
+                try upsertSensor.bind(3, s.name)
+                try upsertSensor.bind(4, s.kind)
+                if let v = s.latitude { try upsertSensor.bind(5, v) } else { try upsertSensor.bindNull(5) }
+                if let v = s.longitude { try upsertSensor.bind(6, v) } else { try upsertSensor.bindNull(6) }
+                if let v = s.timeZone { try upsertSensor.bind(7, v) } else { try upsertSensor.bindNull(7) }
+                try bindStamp(upsertSensor, 8, e)
+                try upsertSensor.run()
+            default:
+                guard let (kind, key) = EventLog.factRowKey(body, stream: e.stream) else { continue }
+                upsertFact.reset()
+                try upsertFact.bind(1, kind)
+                try upsertFact.bind(2, key)
+                try upsertFact.bind(3, e.encoded)
+                try bindStamp(upsertFact, 4, e)
+                try upsertFact.run()
+            }
+        }
+        return (rows.count, last)
+    }
+
+    /// Kind and key of a fact kept in `proj_facts`: pollen by place and date, daily temperatures by station
+    /// and date, biomarker readings by user, type and time.
+    static func factRowKey(_ body: EventBody, stream: StreamID) -> (String, String)? {
+        switch body {
+        case .pollenForecast(let p): return ("pollen", "\(p.latitude),\(p.longitude)|\(p.date)")
+        case .dailyTemperature(let t): return ("temperature", "\(t.station)|\(t.date)")
+        case .biomarkerReading(let b):
+            guard let user = stream.userID else { return nil }
+            return ("biomarker", "\(user)|\(b.readingType)|\(Self.sortableTime(b.time))")
+        default: return nil
+        }
+    }
+
+    /// A time as text that sorts in time order (for key-prefix range scans).
+    static func sortableTime(_ t: Int64) -> String {
+        let s = String(UInt64(bitPattern: t) ^ (1 << 63), radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+
+    // MARK: Queries (screens read these)
+
+    /// Every sensor registered, sorted by source and id.
+    public func projectedSensors() throws(StoreError) -> [SensorRegistration] {
+        do {
+            let q = try db.cached("SELECT source, sensor, name, kind, latitude, longitude, time_zone FROM proj_sensors ORDER BY source, sensor")
+            var out: [SensorRegistration] = []
+            while try q.step() {
+                out.append(SensorRegistration(sensor: q.text(1), name: q.text(2), source: q.text(0), kind: q.text(3),
+                                              latitude: q.isNull(4) ? nil : q.double(4), longitude: q.isNull(5) ? nil : q.double(5),
+                                              timeZone: q.isNull(6) ? nil : q.text(6)))
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// A sensor's values with `from <= time < to`, in time order, one dictionary of quantities per time.
+    public func projectedReadings(source: String, sensor: String, from: Int64, to: Int64) throws(StoreError) -> [(time: Int64, values: [String: Double])] {
+        do {
+            let q = try db.cached("""
+                SELECT time, quantity, value FROM proj_readings
+                WHERE source = ? AND sensor = ? AND time >= ? AND time < ? ORDER BY time, quantity
+                """)
+            try q.bind(1, source)
+            try q.bind(2, sensor)
+            try q.bind(3, from)
+            try q.bind(4, to)
+            var out: [(time: Int64, values: [String: Double])] = []
+            while try q.step() {
+                let t = q.int(0)
+                if out.last?.time != t { out.append((t, [:])) }
+                out[out.count - 1].values[q.text(1)] = q.double(2)
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// The time of a sensor's latest reading at or before `at`, if any.
+    public func latestReadingTime(source: String, sensor: String, at: Int64) throws(StoreError) -> Int64? {
+        do {
+            let q = try db.cached("SELECT max(time) FROM proj_readings WHERE source = ? AND sensor = ? AND time <= ?")
+            try q.bind(1, source)
+            try q.bind(2, sensor)
+            try q.bind(3, at)
+            return try q.first { $0.isNull(0) ? nil : $0.int(0) } ?? nil
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Facts of `kind` (`pollen`, `temperature`, `biomarker`) whose key starts with `prefix`, in key order.
+    public func projectedFacts(kind: String, keyPrefix: String) throws(StoreError) -> [EventBody] {
+        do {
+            let q = try db.cached("SELECT data FROM proj_facts WHERE kind = ? AND key >= ? AND key < ? ORDER BY key")
+            try q.bind(1, kind)
+            try q.bind(2, keyPrefix)
+            try q.bind(3, keyPrefix + "\u{10FFFF}")
+            var out: [EventBody] = []
+            while try q.step() {
+                if let b = try? Event(decoding: q.blob(0)).body() { out.append(b) }
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// A digest of the projection tables' contents (values and deciding stamps), for comparing an incremental
+    /// projection with a rebuild.
+    public func projectionDigest() throws(StoreError) -> String {
+        do {
+            var w = ByteWriter()
+            for (t, order) in [("proj_sensors", "source, sensor"), ("proj_readings", "source, sensor, time, quantity"), ("proj_facts", "kind, key")] {
+                let q = try db.prepare("SELECT * FROM \(t) ORDER BY \(order)")
+                while try q.step() {
+                    for c in 0..<q.columnCount {
+                        if q.isNull(c) { w.u8(0) } else { w.string(q.text(c)) }
+                    }
+                }
+                w.u8(0xFF)
+            }
+            return Digest.hex(Digest.blake2b(w.bytes, length: 32))
+        } catch { throw StoreError.from(error, path: path) }
+    }
+}
