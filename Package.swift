@@ -7,6 +7,7 @@
 //   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
 //   BreezeAirQuality           AQI, NowCast, PurpleAir corrections, pollen and climate maths: pure Swift
 //   BreezeImport               parsers for the real data formats (CSV, JSON, gzip): records, no I/O beyond bytes
+//   BreezeProjections          one read model per app screen, pure functions of projected facts and user state
 //   BreezeStore                the SQLite log, the only importer of CSQLite
 //   BreezeSync                 the wire protocol: frames, messages, the sans-IO session state machine
 //   BreezeNet                  the libuv shell: loop thread, TCP, timers, the replica node (only importer of CLibUV)
@@ -36,7 +37,9 @@ let package = Package(
         .target(name: "BreezeSync", dependencies: ["BreezeCore", "BreezeCrypto"]),
         .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
         .target(name: "BreezeImport", dependencies: ["BreezeCore", "CZlib"]),
-        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport"]),
+        .target(name: "BreezeProjections", dependencies: ["BreezeCore", "BreezeAirQuality"]),
+        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
+                                                  "BreezeProjections", "BreezeAirQuality"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
@@ -47,6 +50,8 @@ let package = Package(
         .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeImportTests", dependencies: ["BreezeImport", "BreezeCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore"]),
     ]
 )

@@ -22,6 +22,8 @@ public enum BreezeCLI {
           log [--stream S] [--limit N]          the events, oldest first
           import FORMAT FILE... [--sensor ID] [--at LAT,LON] [--unit U] [--station ID]
                                                 import real data (run `breeze import --help` for formats)
+          screen NAME [--user ID] [--at LAT,LON] [--sensor ID] [--now ISO8601] ...
+                                                a screen's read model (run `breeze screen --help`)
           node --listen HOST:PORT [--peer HOST:PORT]... --secret-file FILE [--user ID]
                                                 run a replica that syncs with its peers until SIGINT/SIGTERM
           status                                the node's peers: connected, last contact, how far behind
@@ -121,6 +123,7 @@ public enum BreezeCLI {
         Command(name: "state", help: StateCommand.usage, run: StateCommand.run),
         Command(name: "log", help: LogCommand.usage, run: LogCommand.run),
         Command(name: "import", help: ImportCommand.usage, run: ImportCommand.run),
+        Command(name: "screen", help: ScreenCommand.usage, run: ScreenCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),

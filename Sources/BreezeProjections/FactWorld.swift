@@ -1,0 +1,81 @@
+public import BreezeCore
+
+/// An in-memory `WorldReader` built from events (for tests and for replaying a log prefix): the same
+/// last-writer-wins-by-stamp rules as the SQLite projection (`BreezeStore.ProjectionStore`).
+public struct FactWorld: WorldReader {
+    private var sensorRegs: [String: LWWRegister<SensorRegistration>] = [:]
+    private var points: [String: [Int64: [String: LWWRegister<Double>]]] = [:]
+    private var factRows: [String: LWWRegister<EventBody>] = [:]
+    private var users: [String: UserState] = [:]
+
+    public init() {}
+
+    /// A world holding these events.
+    public init<S: Sequence>(events: S) where S.Element == Event {
+        for e in events { apply(e) }
+    }
+
+    /// Applies one event (facts and user settings; others are ignored).
+    public mutating func apply(_ e: Event) {
+        guard EventBody.type(e.type, belongsIn: e.stream), let body = try? e.body() else { return }
+        let stamp = e.stamp
+        switch body {
+        case .sensorRegistered(let s):
+            let k = s.source + "\u{0}" + s.sensor
+            sensorRegs[k] = .merge(sensorRegs[k], LWWRegister(s, stamp: stamp))
+        case .reading(let r):
+            let k = r.source + "\u{0}" + r.sensor
+            for m in r.values where m.value.isFinite {
+                points[k, default: [:]][r.time, default: [:]][m.quantity] =
+                    .merge(points[k]?[r.time]?[m.quantity], LWWRegister(m.value, stamp: stamp))
+            }
+        case .pollenForecast(let p):
+            put("pollen", "\(p.latitude),\(p.longitude)|\(p.date)", body, stamp)
+        case .dailyTemperature(let t):
+            put("temperature", "\(t.station)|\(t.date)", body, stamp)
+        case .biomarkerReading(let b):
+            guard let user = e.stream.userID else { return }
+            put("biomarker", "\(user)|\(b.readingType)|\(FactWorld.sortableTime(b.time))", body, stamp)
+        default:
+            if case .user(let id) = e.stream { users[id, default: UserState()].apply(e) }
+        }
+    }
+
+    private mutating func put(_ kind: String, _ key: String, _ body: EventBody, _ stamp: Stamp) {
+        let k = kind + "\u{0}" + key
+        factRows[k] = .merge(factRows[k], LWWRegister(body, stamp: stamp))
+    }
+
+    /// A time as text that sorts in time order (the same form as the SQLite projection's keys).
+    public static func sortableTime(_ t: Int64) -> String {
+        let s = String(UInt64(bitPattern: t) ^ (1 << 63), radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+
+    public func sensors() throws -> [SensorRegistration] {
+        sensorRegs.keys.sorted().map { sensorRegs[$0]!.value }
+    }
+
+    public func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])] {
+        guard let series = points[source + "\u{0}" + sensor] else { return [] }
+        return series.keys.filter { $0 >= from && $0 < to }.sorted().map { t in (t, series[t]!.mapValues(\.value)) }
+    }
+
+    public func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64? {
+        points[source + "\u{0}" + sensor]?.keys.filter { $0 <= at }.max()
+    }
+
+    public func facts(kind: String, keyPrefix: String) throws -> [EventBody] {
+        let prefix = kind + "\u{0}" + keyPrefix
+        return factRows.keys.filter { $0.hasPrefix(prefix) }.sorted().map { factRows[$0]!.value }
+    }
+
+    public func userState(user: String) throws -> UserState { users[user] ?? UserState() }
+}
+
+extension Optional {
+    static func merge<V>(_ a: LWWRegister<V>?, _ b: LWWRegister<V>) -> LWWRegister<V>? {
+        guard let a else { return b }
+        return a.merged(with: b)
+    }
+}

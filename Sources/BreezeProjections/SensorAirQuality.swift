@@ -1,0 +1,130 @@
+public import BreezeCore
+public import BreezeAirQuality
+
+/// One hour of a sensor's data after the source's pipeline, hour-beginning.
+public struct HourlyValues: Equatable, Sendable {
+    /// Start of the hour, Unix seconds (UTC).
+    public var hour: Int64
+    /// PM2.5 in ug/m3 for the AQI: for PurpleAir the hourly mean of A/B-checked CF=1 channels with the user's
+    /// correction applied; for monitors the reported hourly value. Nil when the hour is missing.
+    public var pm25: Double?
+    /// Ambient temperature in degrees C (PurpleAir housing temperature less 8 F).
+    public var temperatureC: Double?
+    /// Ambient relative humidity in % (PurpleAir housing humidity plus 4).
+    public var humidity: Double?
+}
+
+/// The air-quality pipeline for one sensor, as `shared/docs/domain.md` section 9 orders it for PurpleAir:
+/// A/B channel check, hourly mean (with the 90 % completeness rule), the user's correction, NowCast, AQI.
+/// Monitors (AirNow, AQS, OpenAQ) report hourly PM2.5 already and go straight to NowCast and AQI.
+public struct SensorAirQuality: Sendable {
+    public let sensor: SensorRegistration
+    /// The correction applied (PurpleAir only; `none` for monitors).
+    public let correction: PurpleAirCorrection
+    /// Complete hours, oldest first, ending with the last hour that ended at or before `now` (an hour still in
+    /// progress is not averaged: AirNow reports an hour after it ends); missing hours have nil values.
+    public let hours: [HourlyValues]
+    /// Time of the newest raw reading at or before `now`, if any.
+    public let lastReading: Int64?
+    /// The moment the pipeline was computed for.
+    public let now: Int64
+
+    /// True for PurpleAir sensors (stale after 60 min) rather than monitors (stale after 3 h).
+    public var isPurpleAir: Bool { sensor.source == "purpleair" }
+
+    /// Runs the pipeline for the `hours` complete hours before `now` (plus the 11 before them that NowCast
+    /// needs).
+    public init(world: WorldReader, sensor: SensorRegistration, user: UserState, now: Int64, hours: Int = 24) throws {
+        self.sensor = sensor
+        self.now = now
+        let isPA = sensor.source == "purpleair"
+        correction = isPA ? (PurpleAirCorrection(id: user.correction(for: "purpleair")) ?? .epa2021) : .uncorrected
+        let lastHour = now - ((now % 3600) + 3600) % 3600 - 3600
+        let first = lastHour - Int64(hours + 11) * 3600
+        let rows = try world.readings(source: sensor.source, sensor: sensor.sensor, from: first, to: now + 1)
+        lastReading = try world.latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
+        var byHour: [Int64: [(time: Int64, values: [String: Double])]] = [:]
+        for r in rows { byHour[r.time - ((r.time % 3600) + 3600) % 3600, default: []].append(r) }
+        let cadence = SensorAirQuality.cadence(rows.map(\.time))
+        var out: [HourlyValues] = []
+        var h = first
+        while h <= lastHour {
+            let inHour = byHour[h] ?? []
+            out.append(isPA ? SensorAirQuality.purpleAirHour(h, inHour, cadence: cadence, correction: correction)
+                            : SensorAirQuality.monitorHour(h, inHour))
+            h += 3600
+        }
+        self.hours = out
+    }
+
+    /// The seconds between readings (the smallest positive step seen, between 2 minutes and an hour), for the
+    /// completeness rule; 120 s (PurpleAir's 2-minute averages) when there are too few readings to tell.
+    static func cadence(_ times: [Int64]) -> Int64 {
+        var best: Int64 = .max
+        for (a, b) in zip(times, times.dropFirst()) where b > a { best = min(best, b - a) }
+        return best == .max ? 120 : min(3600, max(120, best))
+    }
+
+    static func mean(_ xs: [Double]) -> Double? { xs.isEmpty ? nil : xs.reduce(0, +) / Double(xs.count) }
+
+    static func purpleAirHour(_ h: Int64, _ rows: [(time: Int64, values: [String: Double])], cadence: Int64,
+                              correction: PurpleAirCorrection) -> HourlyValues {
+        let channels = rows.map { PurpleAirChannels(a: $0.values["pm25_cf1_a"], b: $0.values["pm25_cf1_b"]) }
+        let expected = Int(max(1, 3600 / cadence))
+        let rawHumidity = mean(rows.compactMap { $0.values["humidity_housing"] })
+        let pa = PurpleAirChannels.mean(of: channels, expectedCount: expected)
+        let pm25 = pa.flatMap { correction.apply(pa: $0, humidity: rawHumidity) }
+        let housingC = mean(rows.compactMap { $0.values["temperature_housing"] })
+        return HourlyValues(hour: h, pm25: pm25,
+                            temperatureC: housingC.map { $0 - 8 / 1.8 },
+                            humidity: rawHumidity.map { min(100, $0 + 4) })
+    }
+
+    static func monitorHour(_ h: Int64, _ rows: [(time: Int64, values: [String: Double])]) -> HourlyValues {
+        HourlyValues(hour: h, pm25: mean(rows.compactMap { $0.values["pm25"] ?? $0.values["pm25_24h"] }),
+                     temperatureC: mean(rows.compactMap { $0.values["temperature"] }),
+                     humidity: mean(rows.compactMap { $0.values["humidity"] }))
+    }
+
+    /// The NowCast AQI for the hour at `index` of `hours` (the 12 hours ending there), nil when the NowCast
+    /// is not valid (fewer than 2 of the 3 latest hours).
+    public func nowCast(at index: Int) -> AQIResult? {
+        guard index >= 0 && index < hours.count else { return nil }
+        let window = (0..<12).map { k in index - k >= 0 ? hours[index - k].pm25 : nil }
+        return NowCast.aqi(hourlyNewestFirst: window)
+    }
+
+    /// The NowCast AQI now (for the last complete hour).
+    public var current: AQIResult? { nowCast(at: hours.count - 1) }
+
+    /// The last `n` hours (NowCast AQI per hour; nil where missing), oldest first.
+    public func lastHours(_ n: Int) -> [(hour: Int64, aqi: AQIResult?)] {
+        let start = max(0, hours.count - n)
+        return (start..<hours.count).map { (hours[$0].hour, nowCast(at: $0)) }
+    }
+
+    /// Fresh, stale or hidden, from the age of the newest reading (domain.md section 7).
+    public var freshness: Freshness {
+        guard let t = lastReading else { return .hidden }
+        return Freshness(ageSeconds: now - t, kind: isPurpleAir ? .purpleAir : .monitor)
+    }
+
+    /// The newest hour with a value of `key` (pm25, temperatureC, humidity), and the value three hours
+    /// before it, for a trend.
+    public func latestAndThreeHoursBefore(_ key: KeyPath<HourlyValues, Double?>) -> (now: Double?, before: Double?) {
+        guard let i = hours.lastIndex(where: { $0[keyPath: key] != nil }) else { return (nil, nil) }
+        return (hours[i][keyPath: key], i >= 3 ? hours[i - 3][keyPath: key] : nil)
+    }
+}
+
+/// Rising, falling or steady, comparing a value with the one three hours earlier: steady within 5 % (and
+/// within 0.5 units), as a trend arrow should not flicker on noise.
+public enum Trend: String, Codable, Sendable {
+    case rising, falling, steady
+
+    public init?(now: Double?, before: Double?) {
+        guard let now, let before else { return nil }
+        let d = now - before
+        if abs(d) <= max(0.5, abs(before) * 0.05) { self = .steady } else { self = d > 0 ? .rising : .falling }
+    }
+}

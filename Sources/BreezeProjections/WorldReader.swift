@@ -1,0 +1,61 @@
+public import BreezeCore
+
+/// What screens read: the projected facts and a user's state. `BreezeStore.EventLog` provides it (through an
+/// adapter in the CLI); tests provide an in-memory `FactWorld`. Every method returns data in a fixed order,
+/// so a screen built twice from the same facts is byte-identical.
+public protocol WorldReader {
+    /// Every registered sensor, sorted by source and id.
+    func sensors() throws -> [SensorRegistration]
+    /// A sensor's values with `from <= time < to`, in time order.
+    func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])]
+    /// The time of a sensor's newest reading at or before `at`, if any (for freshness).
+    func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64?
+    /// Facts of a kind (`pollen`, `temperature`, `biomarker`) whose key starts with `keyPrefix`, in key order.
+    /// Keys: pollen `"<lat>,<lon>|<YYYY-MM-DD>"`, temperature `"<station>|<YYYY-MM-DD>"`, biomarker
+    /// `"<user>|<readingType>|<sortable time>"`.
+    func facts(kind: String, keyPrefix: String) throws -> [EventBody]
+    /// A user's settings.
+    func userState(user: String) throws -> UserState
+}
+
+/// The inputs of every screen. `now` is always given: no screen reads the wall clock.
+public struct ScreenParameters: Sendable {
+    /// Whose settings apply (favourites, unit, corrections, alert threshold).
+    public var user: String
+    /// The moment the screen is computed for, Unix seconds.
+    public var now: Int64
+    /// Where the user is.
+    public var at: (latitude: Double, longitude: Double)?
+    /// The selected sensor (`source:id`, or an id that is unique across sources).
+    public var sensor: String?
+    /// The map's bounding box: south, west, north, east.
+    public var bbox: (south: Double, west: Double, north: Double, east: Double)?
+    /// A calendar date `YYYY-MM-DD` (pollen, climate, biomarker); defaults to the date of `now` in UTC.
+    public var date: String?
+    /// The map metric: `aqi`, `temperature`, `humidity` or `pm25`.
+    public var metric: String = "aqi"
+
+    public init(user: String, now: Int64) {
+        self.user = user
+        self.now = now
+    }
+}
+
+/// Why a screen could not be built: a missing or unknown parameter, or no data; one line for a person.
+public struct ScreenError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One screen of the app: a read model built from the world and parameters, and a human rendering.
+public protocol Screen: Sendable {
+    associatedtype Model: Codable & Equatable & Sendable
+    /// The name on the command line (`breeze screen NAME`).
+    static var name: String { get }
+    /// One line for `breeze screen --help`.
+    static var summary: String { get }
+    /// Builds the read model.
+    static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model
+    /// Readable text (aligned columns, bars drawn with characters).
+    static func render(_ model: Model) -> [String]
+}
