@@ -14,14 +14,17 @@ enum BenchCommand {
           loopback; then E single live edits (default 1000) cross a chain of three nodes
                breeze bench import [--count N] [--troy DIR] [--json]
           imports a synthetic PurpleAir CSV of N rows (default 1000000) and the Troy NY batches
+               breeze bench projections [--count N] [--json]
+          rebuilds the facts projection from N events against a raw decoded scan; one new reading to every screen
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         let a = try Arguments(args, valued: ["count", "batch", "dir", "edits", "troy"], usage: usage)
-        let p = try a.expect(["append|sync|import"])
+        let p = try a.expect(["append|sync|import|projections"])
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, import", usage) }
+        if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, import, projections", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String
