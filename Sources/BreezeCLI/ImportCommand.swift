@@ -36,7 +36,13 @@ enum ImportCommand {
         let options = try importOptions(a, ctx)
         let reports: [FileReport] = try ctx.withLog { log in
             try log.indexFacts { n in if ctx.console.isTerminal && n > 0 { ctx.console.progress("indexing facts held: \(n) events") } }
-            return try files.map { try importFile($0, importer, options, log, ctx) }
+            return files.map { file in
+                do { return try importFile(file, importer, options, log, ctx) } catch {
+                    var r = FileReport(file: file)
+                    r.refused = "storing failed: \(error) (facts of earlier batches of this file may be stored; importing again stores only what is missing)"
+                    return r
+                }
+            }
         }
         if ctx.console.isTerminal { ctx.console.progress("") }
         report(reports, format: format, ctx)
@@ -85,20 +91,30 @@ enum ImportCommand {
             r.refused = error.message
             return r
         }
-        // Large CSV files are parsed and stored in pieces (memory stays bounded). The first piece carries
-        // the header check, so a file in another format is still refused before anything is stored.
-        let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
+        // Large CSV files of formats whose rows stand alone are parsed and stored in pieces, so memory stays
+        // bounded. Every piece is parsed once before anything is stored (a file that fails anywhere is
+        // refused whole), then again to store it. Formats that group rows (monitor files), files with one
+        // `--at` location for the whole file, and JSON are parsed in one piece.
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
         let isJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
-        let chunks = isJSON ? [CSVChunks.Chunk(bytes: bytes, lineOffset: 0)] : CSVChunks.split(bytes, targetBytes: chunkBytes)
+        let splittable = !isJSON && options.at == nil && rowLocalFormats.contains(importer.format)
+        let chunks = splittable ? CSVChunks.split(bytes, targetBytes: chunkBytes) : [CSVChunks.Chunk(bytes: bytes, lineOffset: 0)]
+        if chunks.count > 1 {
+            for (n, chunk) in chunks.enumerated() {
+                do { _ = try importer.parse(chunk.bytes, file: file, options: options) } catch {
+                    r.refused = "\(error.message) (in the part of the file from line \(chunk.lineOffset + 2))"
+                    return r
+                }
+                if ctx.console.isTerminal { ctx.console.progress("\(file): checking \((n + 1) * 100 / chunks.count)%") }
+            }
+        }
         var processed = 0
         for chunk in chunks {
             var parsed: ParseResult
             do { parsed = try importer.parse(chunk.bytes, file: file, options: options) } catch {
-                if processed == 0 {
-                    r.refused = error.message
-                } else {
-                    r.issues.append(ImportIssue(file: file, line: chunk.lineOffset + 2, reason: "stopped: \(error.message)"))
-                }
+                r.refused = error.message
                 return r
             }
             if chunk.lineOffset > 0 {
@@ -106,11 +122,20 @@ enum ImportCommand {
                 for i in parsed.records.indices { parsed.records[i].line += chunk.lineOffset }
             }
             r.rowsRead += parsed.rowsRead
-            r.records += parsed.records.count
             r.issues += parsed.issues
+            // An event too large for the log is a row problem, reported with its line.
+            let fits = parsed.records.filter { rec in
+                let size = rec.body.encode().payload.count
+                if size > Event.maxEncodedSize - 4096 {
+                    r.issues.append(ImportIssue(file: file, line: rec.line, reason: "row too large to store (\(size) bytes)"))
+                    return false
+                }
+                return true
+            }
+            r.records += fits.count
             var done = 0
-            while done < parsed.records.count {
-                let slice = parsed.records[done..<min(done + 10_000, parsed.records.count)]
+            while done < fits.count {
+                let slice = fits[done..<min(done + 10_000, fits.count)]
                 let f = try log.appendFacts(slice.map { ($0.stream, $0.body) })
                 r.storedEvents += f.storedEvents
                 r.storedFacts += f.storedFacts
@@ -127,6 +152,8 @@ enum ImportCommand {
 
     /// Size of the pieces a large CSV file is parsed in.
     static let chunkBytes = 8 << 20
+    /// Formats whose rows are independent of each other (so a file can be cut between any two rows).
+    static let rowLocalFormats: Set<String> = ["purpleair-csv", "sensors-csv", "airdata-daily", "glucose-csv", "daily-temperature"]
 
     static func readFile(_ path: String) throws(ImportError) -> [UInt8] {
         guard let f = fopen(path, "rb") else { throw ImportError(file: path, "cannot read (\(String(cString: strerror(errno))))") }
@@ -148,7 +175,7 @@ enum ImportCommand {
         if ctx.json {
             for r in reports {
                 var reasons: [String: Int] = [:]
-                for i in r.issues { reasons[i.reason, default: 0] += 1 }
+                for i in r.issues { reasons[reasonKind(i.reason), default: 0] += 1 }
                 ctx.console.out(JSONValue.object([
                     ("file", .string(r.file)), ("format", .string(format)), ("refused", .string(r.refused)),
                     ("rowsRead", .int(Int64(r.rowsRead))), ("records", .int(Int64(r.records))),
@@ -177,10 +204,27 @@ enum ImportCommand {
         }
     }
 
+    /// A reason without the values it quotes, so rows skipped for the same reason count together:
+    /// "date 'x' is not a date" and "date 'y' is not a date" are both "date '…' is not a date".
+    static func reasonKind(_ reason: String) -> String {
+        var out = "", inQuote = false
+        for ch in reason {
+            if ch == "'" {
+                out += inQuote ? "…'" : "'"
+                inQuote.toggle()
+            } else if !inQuote {
+                out.append(ch.isNumber ? "#" : ch)
+            }
+        }
+        var collapsed = ""
+        for ch in out where !(ch == "#" && collapsed.last == "#") { collapsed.append(ch) }
+        return collapsed.trimmingSpaces
+    }
+
     static func reasonsText(_ issues: [ImportIssue]) -> String {
         guard !issues.isEmpty else { return "" }
         var reasons: [String: Int] = [:]
-        for i in issues { reasons[i.reason.split(separator: "'").first.map(String.init) ?? i.reason, default: 0] += 1 }
+        for i in issues { reasons[reasonKind(i.reason), default: 0] += 1 }
         return " (" + reasons.sorted { $0.value > $1.value }.prefix(5).map { "\($0.value) \($0.key.trimmingSpaces)" }.joined(separator: "; ") + ")"
     }
 }

@@ -16,6 +16,20 @@ public struct NaturalKey: Hashable, Sendable {
     }
 }
 
+extension NaturalKey {
+    /// Days since 1970-01-01 of a `YYYY-MM-DD` date (0 when it does not parse), so date-keyed facts are laid
+    /// out and compared by their date rather than by a hash of it.
+    public static func dayNumber(_ date: String) -> Int64 {
+        let p = date.split(separator: "-").map { Int64($0) }
+        guard p.count == 3, let y0 = p[0], let m = p[1], let d = p[2], (1...12).contains(m), (1...31).contains(d) else { return 0 }
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        return era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+    }
+}
+
 extension EventBody {
     /// The natural keys of a fact body: one per value for readings (aligned with `Reading.values`), one for
     /// other facts; empty for user settings and unknown types.
@@ -27,8 +41,10 @@ extension EventBody {
             return r.values.map { NaturalKey(group: group, time: r.time, item: $0.quantity) }
         case .sensorRegistered(let s): return [NaturalKey(group: ["s", s.source, s.sensor].joined(separator: sep), time: 0, item: "")]
         case .pollenForecast(let p):
-            return [NaturalKey(group: ["p", "\(p.latitude)", "\(p.longitude)"].joined(separator: sep), time: 0, item: p.date)]
-        case .dailyTemperature(let t): return [NaturalKey(group: ["t", t.station].joined(separator: sep), time: 0, item: t.date)]
+            return [NaturalKey(group: ["p", "\(p.latitude)", "\(p.longitude)"].joined(separator: sep),
+                               time: NaturalKey.dayNumber(p.date), item: p.date)]
+        case .dailyTemperature(let t):
+            return [NaturalKey(group: ["t", t.station].joined(separator: sep), time: NaturalKey.dayNumber(t.date), item: t.date)]
         case .biomarkerReading(let b): return [NaturalKey(group: ["b", b.readingType].joined(separator: sep), time: b.time, item: "")]
         default: return []
         }

@@ -44,8 +44,9 @@ public enum AirDataDailyImporter: Importer {
                 if let m = try row.number(meanCol, "daily mean") { values.append(Measurement("pm25_24h", m)) }
                 if let a = try row.number(aqiCol, "daily AQI") { values.append(Measurement("aqi_daily", a)) }
                 guard !values.isEmpty else { throw ImportRowError("no values") }
-                if registered.insert(sensor).inserted {
+                if !registered.contains(sensor) {
                     let lat = try row.number(latCol, "latitude"), lon = try row.number(lonCol, "longitude")
+                    registered.insert(sensor)
                     result.records.append(ImportRecord(stream: .public, body: .sensorRegistered(SensorRegistration(
                         sensor: sensor, name: row[nameCol] ?? "AQS \(siteText) POC \(row[pocCol] ?? "1")", source: "aqs",
                         kind: "monitor", latitude: lat ?? options.at?.latitude, longitude: lon ?? options.at?.longitude,

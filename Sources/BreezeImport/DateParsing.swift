@@ -12,7 +12,7 @@ public enum DateParsing {
     }
 
     static func isValid(year: Int, month: Int, day: Int) -> Bool {
-        guard month >= 1 && month <= 12 && day >= 1 else { return false }
+        guard year >= 1 && year <= 9999, month >= 1 && month <= 12 && day >= 1 else { return false }
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
         let lengths = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         return day <= lengths[month - 1]
@@ -22,9 +22,13 @@ public enum DateParsing {
     public static func date(_ s: String) -> (year: Int, month: Int, day: Int)? {
         let t = s.trimmingSpaces
         let sep: Character = t.contains("-") ? "-" : "/"
-        let parts = t.split(separator: sep, omittingEmptySubsequences: false).map { Int($0) }
+        let texts = t.split(separator: sep, omittingEmptySubsequences: false)
+        let parts = texts.map { $0.count <= 9 ? Int($0) : nil }
         guard parts.count == 3, let a = parts[0], let b = parts[1], let c = parts[2] else { return nil }
-        let (y, m, d) = t.split(separator: sep)[0].count == 4 ? (a, b, c) : (c, a, b)
+        // Year first (YYYY-MM-DD, YYYY/MM/DD) or last (M/D/YYYY); a two-digit year is ambiguous and refused.
+        let yearFirst = texts[0].count == 4
+        guard yearFirst || texts[2].count == 4 else { return nil }
+        let (y, m, d) = yearFirst ? (a, b, c) : (c, a, b)
         return isValid(year: y, month: m, day: d) ? (y, m, d) : nil
     }
 
@@ -39,7 +43,7 @@ public enum DateParsing {
         let parts = s.trimmingSpaces.split(separator: ":").map { Int($0) }
         guard parts.count == 2 || parts.count == 3, parts.allSatisfy({ $0 != nil }) else { return nil }
         let h = parts[0]!, m = parts[1]!, sec = parts.count == 3 ? parts[2]! : 0
-        guard h >= 0 && h <= 24 && m >= 0 && m < 60 && sec >= 0 && sec < 61 else { return nil }
+        guard h >= 0 && h < 24 && m >= 0 && m < 60 && sec >= 0 && sec < 61 else { return nil }
         return Int64(h * 3600 + m * 60 + sec)
     }
 
@@ -59,9 +63,13 @@ public enum DateParsing {
             t = String(t.dropFirst())
             if t.hasSuffix("Z") { t = String(t.dropLast()); offset = 0 }
             else if let sign = t.lastIndex(where: { $0 == "+" || $0 == "-" }) {
-                let tz = t[t.index(after: sign)...].split(separator: ":").map { Int($0) }
-                guard tz.count == 2 || tz.count == 1, let hh = tz[0] else { return nil }
-                let mm = tz.count == 2 ? (tz[1] ?? 0) : 0
+                let text = String(t[t.index(after: sign)...])
+                // ±HH:MM, ±HHMM or ±HH, at most 18 hours (ISO 8601 and RFC 3339 forms).
+                let digits = text.filter { $0 != ":" }
+                guard digits.count == 2 || digits.count == 4, digits.allSatisfy(\.isNumber),
+                      text.count == digits.count || (text.count == 5 && text.dropFirst(2).first == ":") else { return nil }
+                let hh = Int(digits.prefix(2))!, mm = digits.count == 4 ? Int(digits.suffix(2))! : 0
+                guard hh <= 18, mm < 60 else { return nil }
                 offset = Int64((hh * 3600 + mm * 60) * (t[sign] == "-" ? -1 : 1))
                 t = String(t[..<sign])
             }

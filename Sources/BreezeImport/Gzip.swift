@@ -26,9 +26,14 @@ public enum Gzip {
                     status = inflate(&stream, Z_NO_FLUSH)
                     out.append(contentsOf: c[0..<(c.count - Int(stream.avail_out))])
                 }
+                // Several gzip members one after another (`cat a.gz b.gz`, pigz, bgzip): go on with the next.
+                if status == Z_STREAM_END && stream.avail_in > 0 && stream.next_in.pointee == 0x1f {
+                    status = inflateReset(&stream)
+                }
             } while status == Z_OK && out.count <= limit
         }
-        guard status == Z_STREAM_END else {
+        guard status == Z_STREAM_END, stream.avail_in == 0 else {
+            if status == Z_STREAM_END { throw ImportError(file: file, "\(stream.avail_in) bytes of trailing garbage after the gzip data") }
             throw ImportError(file: file, out.count > limit ? "decompressed data exceeds \(limit) bytes" : "corrupt gzip data (zlib status \(status))")
         }
         return out

@@ -146,7 +146,10 @@ enum PurpleAirFields {
 
     /// A time as Unix seconds (integer, or a number with no fraction) or ISO 8601 (UTC unless an offset is given).
     static func time(_ s: String) -> Int64? {
-        if let t = Int64(s) { return t }
+        if let t = Int64(s) {
+            // Unix seconds between 1970 and 2200; a larger number is milliseconds or garbage: refused.
+            return t >= 0 && t < 7_258_118_400 ? t : nil
+        }
         if let d = Double(s), d.isFinite, d == d.rounded(), abs(d) < 1e15 { return Int64(d) }
         return DateParsing.isoDateTime(s)
     }

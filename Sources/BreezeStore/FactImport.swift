@@ -113,14 +113,14 @@ extension EventLog {
         return events.count
     }
 
-    /// 20 bytes: 8 of BLAKE2b(stream, group), the time big-endian (sign bit flipped so order is numeric),
-    /// 4 of BLAKE2b(item). Keys of one sensor sort by time, so importing a time series appends near the end
+    /// 24 bytes: 8 of BLAKE2b(stream, group), the time big-endian (sign bit flipped so order is numeric),
+    /// 8 of BLAKE2b(item). Keys of one sensor sort by time, so importing a time series appends near the end
     /// of each sensor's range instead of writing random pages of the index.
     static func factKey(_ stream: StreamID, _ key: NaturalKey) -> [UInt8] {
         var out = Array(Digest.blake2b(Array((stream.description + "\u{0}" + key.group).utf8), length: 16).prefix(8))
         let t = UInt64(bitPattern: key.time) ^ (1 << 63)
         for i in (0..<8).reversed() { out.append(UInt8(truncatingIfNeeded: t >> (8 * UInt64(i)))) }
-        out += Digest.blake2b(Array(key.item.utf8), length: 16).prefix(4)
+        out += Digest.blake2b(Array(key.item.utf8), length: 16).prefix(8)
         return out
     }
 }

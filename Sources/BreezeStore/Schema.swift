@@ -45,7 +45,7 @@ enum Schema {
         """,
         // 2 -> 3: natural keys of facts, for de-duplicating imports.
         """
-        -- Natural keys of the facts held (BLAKE2b-128 of stream + key), for de-duplicating imports. Filled
+        -- Natural keys of the facts held (hashed group, time, hashed item), for de-duplicating imports. Filled
         -- lazily up to meta 'facts_seq' (see EventLog.appendFacts), so append and sync do not pay for it.
         CREATE TABLE IF NOT EXISTS fact_keys(key BLOB PRIMARY KEY) WITHOUT ROWID;
         INSERT OR IGNORE INTO meta(key, value) VALUES ('facts_seq', 0);

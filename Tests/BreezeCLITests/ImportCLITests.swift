@@ -80,3 +80,24 @@ struct ImportCLITests {
         #expect(err.code == 1 && err.err.first?.contains("NotFoundError") == true)
     }
 }
+
+struct LargeImportTests {
+    @Test func aLargeFileThatFailsNearItsEndIsRefusedWholeAndNothingIsStored() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        var text = "id,time_stamp,pm2.5_cf_1_a,pm2.5_cf_1_b\n"
+        for i in 0..<400_000 { text += "\(1000 + i % 50),\(1_700_000_000 + i * 60),12.5,13.5\n" }
+        #expect(text.utf8.count > ImportCommand.chunkBytes)      // more than one piece
+        text += "1,1,\"2,3\n"                                              // a quote never closed, at the very end
+        let path = h.dir + "/big.csv"
+        let f = fopen(path, "w")!
+        fputs(text, f)
+        fclose(f)
+        let r = h.run(["import", "purpleair-csv", path])
+        #expect(r.code == 1)
+        #expect(r.err.first?.contains("refused") == true, "\(r.err)")
+        let log = try EventLog.open(at: h.db)
+        #expect(try log.count() == 0)
+        log.close()
+    }
+}

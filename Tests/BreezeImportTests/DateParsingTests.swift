@@ -41,3 +41,25 @@ struct CSVChunksTests {
         #expect(CSVChunks.split(Array("a\n1\n".utf8), targetBytes: 500).count == 1)
     }
 }
+
+struct HostileInputTests {
+    @Test func absurdDatesAndOffsetsAreRefusedNotOverflowed() {
+        #expect(DateParsing.date("1/1/99999999999999") == nil)
+        #expect(DateParsing.date("8/1/19") == nil)                       // two-digit year: ambiguous
+        #expect(DateParsing.isoDateTime("2023-10-22T00:00:00+9999999999999999:00") == nil)
+        #expect(DateParsing.isoDateTime("2023-10-22T24:30:00Z") == nil)
+        #expect(DateParsing.isoDateTime("2023-10-22T00:00:00-0400") == 1_697_947_200)
+        #expect(DateParsing.isoDateTime("2023-10-22T00:00:00+19:00") == nil)
+    }
+
+    @Test func gzipFilesOfSeveralMembersAreReadWhole() throws {
+        // Two gzip members (as `cat a.gz b.gz` makes), written with Python's gzip module:
+        // gzip.compress(b"a\n", mtime=0) + gzip.compress(b"b\n", mtime=0).
+        let member1: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x4b, 0xe4, 0x02, 0x00,
+                                0x07, 0xa1, 0xea, 0xdd, 0x02, 0x00, 0x00, 0x00]
+        let member2: [UInt8] = [0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x4b, 0xe2, 0x02, 0x00,
+                                0xc4, 0xf2, 0xc7, 0xf6, 0x02, 0x00, 0x00, 0x00]
+        #expect(try Gzip.maybeInflate(member1 + member2, file: "x") == Array("a\nb\n".utf8))
+        #expect(throws: ImportError.self) { try Gzip.maybeInflate(member1 + [1, 2, 3], file: "x") }
+    }
+}
