@@ -3,7 +3,9 @@ import Foundation
 /// Every screen `breeze screen` knows.
 public enum Screens {
     /// The screens, in the order `breeze screen --help` lists them.
-    public static let all: [any Screen.Type] = []
+    public static let all: [any Screen.Type] = [
+        HistoryScreen.self, AlertsScreen.self,
+    ]
 
     /// The screen with this name.
     public static func named(_ name: String) -> (any Screen.Type)? { all.first { $0.name == name } }

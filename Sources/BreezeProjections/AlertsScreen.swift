@@ -1,0 +1,245 @@
+import BreezeCore
+import BreezeAirQuality
+
+/// The Alerts screen: the category that warns the user, what happens when an alert clears, the sensors they
+/// watch with their current reading, the alerts that fired and cleared, and the newest test alert (issue 5,
+/// "Alerts"; the app's "Alerts sets the category that warns you, what happens when it clears and the sensors
+/// you watch, with a test alert").
+///
+/// Alerts are derived from the log, not stored: every replica that has the same events computes the same
+/// list. For each watched sensor the hourly NowCast AQI (`SensorAirQuality`, with this user's correction for
+/// PurpleAir; domain.md sections 2 and 9) is walked over the 168 complete hours ending with the last hour that
+/// ended at or before `p.now`:
+/// - an alert **fires** at the first hour whose category is at or above the threshold after an hour below it,
+///   or at the first hour with a NowCast when the window starts above it;
+/// - it **clears** at the first later hour whose category is below the threshold. With `onClear` `notify` the
+///   clear notifies (`notified` true); with `silent` it is still listed, with `notified` false;
+/// - an hour without a valid NowCast (missing data) neither fires nor clears: the state carries over the gap.
+/// Events are sorted by hour, then sensor id, then source. With alerts disabled there are no events, but the
+/// settings and watched sensors are still listed. A watched sensor whose source the user disabled
+/// (`UserState.isEnabled(source:)`) shows no reading and raises no alerts; a watched id that is not registered
+/// (or is ambiguous across sources) is listed with `isKnown` false.
+public enum AlertsScreen: Screen {
+    public static let name = "alerts"
+    public static let summary = "alert settings, watched sensors, alerts fired and cleared in the last 7 days, test alert"
+
+    /// Hours walked for the events: the last 7 days.
+    public static let windowHours = 7 * 24
+
+    /// The Alerts read model.
+    public struct Model: Codable, Equatable, Sendable {
+        /// The category that triggers an alert.
+        public var threshold: Threshold
+        /// `notify` or `silent`: what happens when an alert clears.
+        public var onClear: String
+        /// Whether alerts are on.
+        public var enabled: Bool
+        /// The first hour walked for `events` (ISO 8601 UTC, hour start).
+        public var windowStart: String
+        /// The last hour walked (the last complete hour at `now`).
+        public var windowEnd: String
+        /// The watched sensors, sorted by sensor id, then source.
+        public var watched: [Watched]
+        /// Alerts fired and cleared in the window, sorted by hour, then sensor id, then source.
+        public var events: [AlertEvent]
+        /// The newest test alert requested, if any.
+        public var testAlert: TestAlert?
+
+        enum CodingKeys: String, CodingKey {
+            case threshold, onClear, enabled, windowStart, windowEnd, watched, events, testAlert
+        }
+
+        /// Encodes a missing test alert as an explicit null.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(threshold, forKey: .threshold)
+            try c.encode(onClear, forKey: .onClear)
+            try c.encode(enabled, forKey: .enabled)
+            try c.encode(windowStart, forKey: .windowStart)
+            try c.encode(windowEnd, forKey: .windowEnd)
+            try c.encode(watched, forKey: .watched)
+            try c.encode(events, forKey: .events)
+            try c.encode(testAlert, forKey: .testAlert)
+        }
+    }
+
+    /// The alert threshold.
+    public struct Threshold: Codable, Equatable, Sendable {
+        /// The command-line name, e.g. `usg`.
+        public var name: String
+        /// The EPA title, e.g. `Unhealthy for Sensitive Groups`.
+        public var title: String
+        /// The lowest AQI of the category (an hour at or above it alerts), e.g. 101.
+        public var aqi: Int
+        /// The category's EPA colour.
+        public var colour: String
+    }
+
+    /// A watched sensor and its reading now.
+    public struct Watched: Codable, Equatable, Sendable {
+        /// The sensor's id within its source (as watched when it is not registered).
+        public var sensorId: String
+        /// The source; nil when the sensor is not registered.
+        public var source: String?
+        /// The display name; nil when the sensor is not registered.
+        public var name: String?
+        /// False when the watched id names no registered sensor (or several).
+        public var isKnown: Bool
+        /// False when the user disabled the sensor's source.
+        public var sourceEnabled: Bool
+        /// The NowCast AQI of the last complete hour; nil when there is none.
+        public var aqi: Int?
+        /// Its EPA category title.
+        public var category: String?
+        /// Its EPA colour.
+        public var colour: String?
+        /// True when the newest reading is stale or hidden (domain.md section 7), or there is none.
+        public var isStale: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case sensorId, source, name, isKnown, sourceEnabled, aqi, category, colour, isStale
+        }
+
+        /// Encodes missing values as explicit nulls.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(sensorId, forKey: .sensorId)
+            try c.encode(source, forKey: .source)
+            try c.encode(name, forKey: .name)
+            try c.encode(isKnown, forKey: .isKnown)
+            try c.encode(sourceEnabled, forKey: .sourceEnabled)
+            try c.encode(aqi, forKey: .aqi)
+            try c.encode(category, forKey: .category)
+            try c.encode(colour, forKey: .colour)
+            try c.encode(isStale, forKey: .isStale)
+        }
+    }
+
+    /// An alert that fired or cleared.
+    public struct AlertEvent: Codable, Equatable, Sendable {
+        /// The sensor's id within its source.
+        public var sensorId: String
+        /// The sensor's source.
+        public var source: String
+        /// `fired` or `cleared`.
+        public var kind: String
+        /// Start of the hour (ISO 8601 UTC) whose NowCast crossed the threshold.
+        public var hour: String
+        /// That hour's NowCast AQI.
+        public var aqi: Int
+        /// Its EPA category title.
+        public var category: String
+        /// Whether the user is notified: always for `fired`; for `cleared` only when `onClear` is `notify`.
+        public var notified: Bool
+    }
+
+    /// A test alert request (`breeze alert test`, the app's "send a test alert").
+    public struct TestAlert: Codable, Equatable, Sendable {
+        /// The id of the request's event (`origin:counter`).
+        public var id: String
+        /// The sensor named in the request, if any.
+        public var sensorId: String?
+        /// When it was requested: the event's hybrid-logical-clock time, ISO 8601 UTC with milliseconds.
+        public var time: String
+
+        enum CodingKeys: String, CodingKey { case id, sensorId, time }
+
+        /// Encodes a missing sensor as an explicit null.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(sensorId, forKey: .sensorId)
+            try c.encode(time, forKey: .time)
+        }
+    }
+
+    /// Builds the model for `p.user` at `p.now`.
+    public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
+        let user = try world.userState(user: p.user)
+        let threshold = user.effectiveAlertCategory
+        let onClear = user.effectiveOnClear
+        let enabled = user.effectiveAlertsEnabled
+        let lastHour = LocalStandardTime.hourStart(p.now) - 3600
+        let windowStart = lastHour - Int64(windowHours - 1) * 3600
+        let sensors = try world.sensors()
+
+        var watched: [Watched] = []
+        var events: [AlertEvent] = []
+        var seen: Set<String> = []
+        for key in user.watched.elements {
+            guard let sensor = try? HistoryScreen.lookUp(key, in: sensors) else {
+                watched.append(Watched(sensorId: key, source: nil, name: nil, isKnown: false, sourceEnabled: true,
+                                       aqi: nil, category: nil, colour: nil, isStale: true))
+                continue
+            }
+            // `87173` and `purpleair:87173` are the same sensor: list it once.
+            guard seen.insert(sensor.source + ":" + sensor.sensor).inserted else { continue }
+            guard user.isEnabled(source: sensor.source) else {
+                watched.append(Watched(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, isKnown: true,
+                                       sourceEnabled: false, aqi: nil, category: nil, colour: nil, isStale: true))
+                continue
+            }
+            let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: windowHours)
+            let now = q.current
+            watched.append(Watched(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, isKnown: true,
+                                   sourceEnabled: true, aqi: now?.aqi, category: now?.category.title,
+                                   colour: now?.category.colourHex, isStale: q.freshness != .fresh))
+            guard enabled else { continue }
+            var above = false
+            for i in q.hours.indices where q.hours[i].hour >= windowStart {
+                guard let r = q.nowCast(at: i) else { continue }   // a gap neither fires nor clears
+                let isAbove = r.category >= threshold
+                guard isAbove != above else { continue }
+                above = isAbove
+                events.append(AlertEvent(sensorId: sensor.sensor, source: sensor.source, kind: isAbove ? "fired" : "cleared",
+                                         hour: LocalStandardTime.iso(q.hours[i].hour), aqi: r.aqi,
+                                         category: r.category.title, notified: isAbove || onClear == .notify))
+            }
+        }
+        watched.sort { ($0.sensorId, $0.source ?? "") < ($1.sensorId, $1.source ?? "") }
+        // ISO hours of one width sort as text in time order.
+        events.sort { ($0.hour, $0.sensorId, $0.source) < ($1.hour, $1.sensorId, $1.source) }
+
+        var test: TestAlert?
+        if let newest = user.testAlerts.facts.values.max(by: { $0.stamp < $1.stamp }) {
+            test = TestAlert(id: newest.stamp.id.description, sensorId: newest.value.isEmpty ? nil : newest.value,
+                             time: ISOTime.format(millis: Int64(newest.stamp.hlc.physicalMillis)))
+        }
+        return Model(threshold: Threshold(name: threshold.name, title: threshold.title,
+                                          aqi: threshold.aqiRange.lowerBound, colour: threshold.colourHex),
+                     onClear: onClear.name, enabled: enabled,
+                     windowStart: LocalStandardTime.iso(windowStart), windowEnd: LocalStandardTime.iso(lastHour),
+                     watched: watched, events: events, testAlert: test)
+    }
+
+    /// Text: the settings, the watched sensors in aligned columns, the events, the test alert.
+    public static func render(_ m: Model) -> [String] {
+        var out = ["Alerts: " + (m.enabled ? "on" : "off") + ", warn at \(m.threshold.title) (AQI \(m.threshold.aqi)+, "
+                   + "\(m.threshold.name)), when it clears: \(m.onClear)",
+                   "Watched sensors:"]
+        if m.watched.isEmpty { out.append("  none") }
+        for w in m.watched {
+            let id = (w.source.map { $0 + ":" } ?? "") + w.sensorId
+            var status: String
+            if !w.isKnown { status = "not a registered sensor" }
+            else if !w.sourceEnabled { status = "source disabled" }
+            else if let aqi = w.aqi { status = HistoryScreen.pad(String(aqi), 3, right: true) + "  " + (w.category ?? "") }
+            else { status = "  -  no NowCast" }
+            if w.isKnown && w.sourceEnabled && w.isStale { status += "  [stale]" }
+            out.append("  " + HistoryScreen.pad(id, 18) + HistoryScreen.pad(w.name ?? "", 26) + status)
+        }
+        out.append("Alerts \(m.windowStart) .. \(m.windowEnd):")
+        if !m.enabled { out.append("  alerts are off") } else if m.events.isEmpty { out.append("  none") }
+        for e in m.events {
+            out.append("  " + e.hour + "  " + HistoryScreen.pad(e.source + ":" + e.sensorId, 18) + HistoryScreen.pad(e.kind, 8)
+                       + HistoryScreen.pad(String(e.aqi), 4, right: true) + "  " + HistoryScreen.pad(e.category, 31)
+                       + (e.notified ? "notified" : "silent"))
+        }
+        if let t = m.testAlert {
+            out.append("Test alert requested \(t.time)" + (t.sensorId.map { " for \($0)" } ?? "") + " (event \(t.id))")
+        } else {
+            out.append("No test alert requested")
+        }
+        return out
+    }
+}

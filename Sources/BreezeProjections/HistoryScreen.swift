@@ -1,0 +1,203 @@
+import BreezeCore
+import BreezeAirQuality
+
+/// The History screen: this week's daily highs beside last week's, and today's hourly PM2.5 to scrub through
+/// (the app's "History compares the week's daily highs with last week and lets you drag through today's
+/// PM2.5"; issue 5, "History").
+///
+/// - A day is a calendar day in the sensor's **local standard time** (`LocalStandardTime`; domain.md sections
+///   1.3 and 9): midnight to midnight at the zone's standard offset, never shifted for daylight saving.
+///   An hour belongs to the day its start (hour-beginning) falls in.
+/// - The daily high is the **maximum of the hourly NowCast AQI** over the hours of that day (domain.md section
+///   9, "daily highs (History) use the daily maximum of hourly NowCast AQI"), not the EPA's daily 24-hour-mean
+///   AQI: the app's bars are highs. Hours come from `SensorAirQuality`, so a PurpleAir sensor's values carry
+///   the user's correction. Only complete hours count (the hour in progress has no value yet); a day where no
+///   hour has a valid NowCast has no high (`aqi` nil), never 0.
+/// - `thisWeek` is the 7 days ending with the LST day of `p.now` (today so far), oldest first; `lastWeek` the 7
+///   days before them, so `thisWeek[i]` and `lastWeek[i]` are the same weekday.
+/// - `today` is today's (LST) hourly PM2.5 from local midnight to the last complete hour, oldest first, in
+///   µg/m³ rounded to 0.1; a missing hour has `pm25` nil (JSON null).
+public enum HistoryScreen: Screen {
+    public static let name = "history"
+    public static let summary = "daily highs of NowCast AQI this week and last (local standard time), today's PM2.5"
+
+    /// The History read model.
+    public struct Model: Codable, Equatable, Sendable {
+        /// The sensor's id within its source.
+        public var sensorId: String
+        /// The source, e.g. `purpleair`, `airnow`.
+        public var source: String
+        /// The sensor's display name.
+        public var name: String
+        /// The zone whose standard offset defines the days (`UTC` when the sensor has none).
+        public var timeZone: String
+        /// The standard offset used, e.g. `-05:00`.
+        public var utcOffset: String
+        /// False when the zone was missing or not in `LocalStandardTime.standardOffsetHours` (UTC was used).
+        public var timeZoneKnown: Bool
+        /// The PurpleAir correction applied for this user (`none` for monitors).
+        public var correction: String
+        /// True when the newest reading is stale (or hidden) at `now` (domain.md section 7).
+        public var isStale: Bool
+        /// The 7 days ending today, oldest first.
+        public var thisWeek: [Day]
+        /// The 7 days before `thisWeek`, oldest first.
+        public var lastWeek: [Day]
+        /// Today's hourly PM2.5, local midnight to the last complete hour.
+        public var today: [HourPM25]
+    }
+
+    /// One day's high.
+    public struct Day: Codable, Equatable, Sendable {
+        /// `YYYY-MM-DD` in local standard time.
+        public var date: String
+        /// `Mon` ... `Sun`.
+        public var weekday: String
+        /// The highest hourly NowCast AQI of the day; nil when no hour has a NowCast.
+        public var aqi: Int?
+        /// The EPA category title of `aqi` (e.g. `Moderate`); nil with `aqi`.
+        public var category: String?
+        /// The category's EPA colour, `#RRGGBB`; nil with `aqi`.
+        public var colour: String?
+        /// How many hours of the day had a valid NowCast.
+        public var hours: Int
+
+        enum CodingKeys: String, CodingKey { case date, weekday, aqi, category, colour, hours }
+
+        /// Encodes missing values as explicit nulls, so a day without data reads as missing, not absent.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(date, forKey: .date)
+            try c.encode(weekday, forKey: .weekday)
+            try c.encode(aqi, forKey: .aqi)
+            try c.encode(category, forKey: .category)
+            try c.encode(colour, forKey: .colour)
+            try c.encode(hours, forKey: .hours)
+        }
+    }
+
+    /// One hour of today's PM2.5 series.
+    public struct HourPM25: Codable, Equatable, Sendable {
+        /// Start of the hour, ISO 8601 UTC.
+        public var hour: String
+        /// The hour of the local standard day, 0-23.
+        public var localHour: Int
+        /// PM2.5 in µg/m³ (the pipeline's hourly value, corrected for PurpleAir), rounded to 0.1; nil when
+        /// the hour is missing.
+        public var pm25: Double?
+
+        enum CodingKeys: String, CodingKey { case hour, localHour, pm25 }
+
+        /// Encodes a missing hour as an explicit null.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(hour, forKey: .hour)
+            try c.encode(localHour, forKey: .localHour)
+            try c.encode(pm25, forKey: .pm25)
+        }
+    }
+
+    /// Builds the model for `p.sensor` as seen by `p.user` at `p.now`.
+    public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
+        guard let key = p.sensor else { throw ScreenError("history needs a sensor: --sensor [SOURCE:]ID") }
+        let sensor = try lookUp(key, in: try world.sensors())
+        let user = try world.userState(user: p.user)
+        let lst = LocalStandardTime(timeZone: sensor.timeZone)
+        let today = lst.day(of: p.now)
+        let firstDayStart = lst.start(ofDay: today - 13)
+        let lastHour = LocalStandardTime.hourStart(p.now) - 3600
+        let count = max(1, Int((lastHour - firstDayStart) / 3600) + 1)
+        let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: count)
+
+        // Hourly NowCast AQI per LST day.
+        var highs: [Int64: (aqi: Int, hours: Int)] = [:]
+        for i in q.hours.indices where q.hours[i].hour >= firstDayStart {
+            guard let r = q.nowCast(at: i) else { continue }
+            let d = lst.day(of: q.hours[i].hour)
+            let old = highs[d]
+            highs[d] = (max(old?.aqi ?? r.aqi, r.aqi), (old?.hours ?? 0) + 1)
+        }
+        func day(_ d: Int64) -> Day {
+            let h = highs[d]
+            let cat = h.flatMap { AQILevel(aqi: $0.aqi) }
+            return Day(date: LocalStandardTime.date(ofDay: d), weekday: LocalStandardTime.weekday(ofDay: d),
+                       aqi: h?.aqi, category: cat?.title, colour: cat?.colourHex, hours: h?.hours ?? 0)
+        }
+        let todayStart = lst.start(ofDay: today)
+        let series = q.hours.filter { $0.hour >= todayStart }.map {
+            HourPM25(hour: LocalStandardTime.iso($0.hour), localHour: lst.localHour(of: $0.hour),
+                     pm25: $0.pm25.map { ($0 * 10).rounded() / 10 })
+        }
+        return Model(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, timeZone: lst.zone,
+                     utcOffset: lst.offsetText, timeZoneKnown: lst.isKnown, correction: q.correction.id,
+                     isStale: q.freshness != .fresh,
+                     thisWeek: (0..<7).map { day(today - 6 + Int64($0)) },
+                     lastWeek: (0..<7).map { day(today - 13 + Int64($0)) },
+                     today: series)
+    }
+
+    /// The registered sensor a key names: `source:id`, or an id that only one source uses.
+    static func lookUp(_ key: String, in sensors: [SensorRegistration]) throws -> SensorRegistration {
+        let matches: [SensorRegistration]
+        if let colon = key.firstIndex(of: ":") {
+            let source = String(key[..<colon]), id = String(key[key.index(after: colon)...])
+            matches = sensors.filter { $0.source == source && $0.sensor == id }
+        } else {
+            matches = sensors.filter { $0.sensor == key }
+        }
+        guard let first = matches.first else { throw ScreenError("sensor '\(key)' is not registered") }
+        guard matches.count == 1 else {
+            throw ScreenError("sensor '\(key)' is ambiguous: give one of "
+                              + matches.map { "\($0.source):\($0.sensor)" }.sorted().joined(separator: ", "))
+        }
+        return first
+    }
+
+    /// Text: per weekday, this week's high and last week's side by side as bars (one character per 10 AQI,
+    /// at most 30), then today's PM2.5 series.
+    public static func render(_ m: Model) -> [String] {
+        var out = ["History: \(m.name) (\(m.source):\(m.sensorId))" + (m.isStale ? "  [stale]" : ""),
+                   "Days in local standard time \(m.timeZone) (UTC\(m.utcOffset))"
+                       + (m.timeZoneKnown ? "" : ", zone unknown: UTC used")
+                       + (m.source == "purpleair" ? ", correction \(m.correction)" : ""),
+                   "Daily high NowCast AQI",
+                   pad("this week", 50) + "last week"]
+        func cell(_ d: Day) -> String {
+            let head = "\(d.weekday) \(d.date) "
+            guard let aqi = d.aqi else { return pad(head + "  -  no data", 50) }
+            let bar = String(repeating: "█", count: min(30, (aqi + 9) / 10))
+            return pad(head + pad(String(aqi), 4, right: true) + " " + pad(bar, 31), 50)
+        }
+        for i in 0..<min(m.thisWeek.count, m.lastWeek.count) {
+            out.append((cell(m.thisWeek[i]) + cell(m.lastWeek[i])).historyTrimmedRight)
+        }
+        let categories = (m.thisWeek + m.lastWeek).compactMap(\.category)
+        if let worst = AQILevel.allCases.last(where: { categories.contains($0.title) }) {
+            out.append("Highest category of the two weeks: \(worst.title)")
+        }
+        out.append("Today's PM2.5 (ug/m3, local hour):")
+        if m.today.isEmpty { out.append("  no complete hour yet") }
+        var line = ""
+        for (i, h) in m.today.enumerated() {
+            line += pad(String(h.localHour), 2, right: true) + " " + pad(h.pm25.map { String($0) } ?? "-", 7, right: true) + "  "
+            if i % 6 == 5 || i == m.today.count - 1 {
+                out.append("  " + line.historyTrimmedRight)
+                line = ""
+            }
+        }
+        return out
+    }
+
+    static func pad(_ s: String, _ width: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, width - s.count))
+        return right ? fill + s : s + fill
+    }
+}
+
+extension String {
+    fileprivate var historyTrimmedRight: String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+}

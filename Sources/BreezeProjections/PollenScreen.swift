@@ -1,0 +1,273 @@
+import BreezeCore
+import BreezeAirQuality
+
+/// The pollen card ("Allergy Tracker", powered by Google) and its detail sheets: the Google Pollen API
+/// forecast stored for the place nearest the user on one day (`shared/docs/domain.md` sections 4 and 9).
+///
+/// - Place: among the `pollen` facts for the day (`p.date`, else the UTC date of `p.now`), the one nearest
+///   `p.at` by haversine distance, if within `maxDistanceKm` (50 km); ties go to the smaller latitude, then
+///   longitude. No forecast within 50 km for that day gives the explicit empty state (`isEmpty`, `message`),
+///   as the app's `PollenView` has one; a missing `p.at` is an error.
+/// - Items: every pollen type (GRASS, TREE, WEED) then every plant, in the source's order.
+/// - Out of season: an entry without `indexInfo` has `value` nil and `inSeason` false, never 0
+///   (domain.md section 9). An entry with an index keeps Google's own `inSeason` flag when Google gives one
+///   (the 2025-08-03 German forecast has GRASS at UPI 2 "Low" with `inSeason: false`: the tail of the grass
+///   season), else counts as in season.
+/// - Scale: the six UPI levels 0-5 (None, Very Low, Low, Moderate, High, Very High). The app's design shows
+///   a five-row scale (None 0, Low 1, Moderate 2-3, High 4, Very High 5) that predates the six UPI levels;
+///   domain.md section 4 wins, so this model carries the six levels and the category text from the data,
+///   never the app's five rows.
+public enum PollenScreen: Screen {
+    public static let name = "pollen"
+    public static let summary = "pollen forecast near --at for the day: types and plants with UPI 0-5"
+
+    /// The farthest a stored forecast's place may be from the user, km.
+    public static let maxDistanceKm = 50.0
+    /// The app's empty-state text.
+    public static let emptyMessage = "No pollen data available"
+    /// The attribution the card's header shows.
+    public static let attribution = "Powered by Google"
+
+    /// The read model.
+    public struct Model: Codable, Equatable, Sendable {
+        /// The day, `YYYY-MM-DD`.
+        public var date: String
+        /// True when no forecast for the place and day exists (the empty state); `items` is then empty.
+        public var isEmpty: Bool
+        /// The empty state's text (nil when there are items).
+        public var message: String?
+        /// Where the forecast was requested for (nil in the empty state).
+        public var latitude: Double?
+        public var longitude: Double?
+        /// The forecast's region code, e.g. `DE`.
+        public var regionCode: String?
+        /// Distance from the user to the forecast's place, km (rounded to 0.1; nil in the empty state).
+        public var distanceKm: Double?
+        /// The header's attribution, "Powered by Google".
+        public var attribution: String
+        /// The cards: pollen types, then plants.
+        public var items: [PollenItem]
+        /// The six UPI levels; the day's highest index among the items is marked active.
+        public var scale: [PollenScaleRow]
+        /// The day's highest UPI value among the items (nil when none has an index).
+        public var activeLevel: Int?
+    }
+
+    /// One card, as the app's `PollenItem` (plus `colour`, `inSeason` and two texts of the source).
+    public struct PollenItem: Codable, Equatable, Sendable {
+        /// The source's code, e.g. `GRASS`, `GRAMINALES`.
+        public var id: String
+        /// Display name, e.g. "Grass", "Grasses".
+        public var name: String
+        /// Universal Pollen Index 0-5; nil when out of season (no index), never 0 for that.
+        public var value: Int?
+        /// The source's category text for the index, e.g. "Very Low" (nil without an index).
+        public var category: String?
+        /// True for a plant (`plantInfo`), false for a pollen type (`pollenTypeInfo`).
+        public var isPlant: Bool
+        /// The plant's picture (`plantDescription.picture`).
+        public var imageUrl: String?
+        /// Plant family, e.g. "Poaceae".
+        public var family: String?
+        /// Peak season, e.g. "Late spring, summer".
+        public var season: String?
+        /// `specialColors` and `specialShapes` joined with a space; Google's placeholder "None" and empty
+        /// parts are left out (nil when nothing remains).
+        public var appearance: String?
+        /// Health tips (Google gives them on pollen types only; plants have none).
+        public var healthRecommendations: [String]
+        /// `#RRGGBB` from the source's index colour (nil without an index).
+        public var colour: String?
+        /// False without an index; otherwise Google's `inSeason`, true when Google does not say.
+        public var inSeason: Bool
+        /// The source's description of the index level.
+        public var indexDescription: String?
+        /// Plants with cross reactions (plants only).
+        public var crossReaction: String?
+    }
+
+    /// One row of the index scale.
+    public struct PollenScaleRow: Codable, Equatable, Sendable {
+        /// UPI value 0-5.
+        public var value: Int
+        /// Google's level name ("None", "Very Low", ... "Very High").
+        public var level: String
+        /// The range text the row shows, e.g. "3".
+        public var range: String
+        /// The colour the data gives for this level today (from any item at that value), nil when no item
+        /// is at that level (Google documents the colours only as swatches).
+        public var colour: String?
+        /// True for the day's highest level.
+        public var isActive: Bool
+    }
+
+    public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
+        guard let at = p.at else { throw ScreenError("pollen needs --at LAT,LON (where the user is)") }
+        let day = try FactScreenCalendar.referenceDay(p)
+        let date = FactScreenCalendar.iso(day)
+        let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
+        var best: (forecast: PollenForecast, km: Double)?
+        for case .pollenForecast(let f) in try world.facts(kind: "pollen", keyPrefix: "") where f.date == date {
+            let km = here.distanceKm(to: GeoPoint(latitude: f.latitude, longitude: f.longitude))
+            guard km <= maxDistanceKm else { continue }
+            if let b = best, (b.km, b.forecast.latitude, b.forecast.longitude) <= (km, f.latitude, f.longitude) { continue }
+            best = (f, km)
+        }
+        guard let (forecast, km) = best else {
+            return Model(date: date, isEmpty: true,
+                         message: "\(emptyMessage) for \(date) within \(Int(maxDistanceKm)) km of \(at.latitude),\(at.longitude)",
+                         latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil, attribution: attribution,
+                         items: [], scale: scale(items: [], active: nil), activeLevel: nil)
+        }
+        let items = forecast.entries.map(item)
+        let active = items.compactMap(\.value).max()
+        return Model(date: date, isEmpty: items.isEmpty, message: items.isEmpty ? emptyMessage : nil,
+                     latitude: forecast.latitude, longitude: forecast.longitude, regionCode: forecast.regionCode,
+                     distanceKm: (km * 10).rounded() / 10, attribution: attribution,
+                     items: items, scale: scale(items: items, active: active), activeLevel: active)
+    }
+
+    /// One entry as a card.
+    static func item(_ e: PollenEntry) -> PollenItem {
+        let value = e.indexValue.map(Int.init)
+        let parts = [e.specialColors, e.specialShapes].compactMap { $0.map(FactScreenCalendar.trim) }
+            .filter { !$0.isEmpty && $0 != "None" }
+        return PollenItem(id: e.code, name: e.displayName, value: value, category: value == nil ? nil : e.category,
+                          isPlant: e.isPlant, imageUrl: e.picture, family: e.family, season: e.season,
+                          appearance: parts.isEmpty ? nil : parts.joined(separator: " "),
+                          healthRecommendations: e.healthRecommendations, colour: value == nil ? nil : e.colour,
+                          inSeason: value == nil ? false : (e.inSeason ?? true),
+                          indexDescription: value == nil ? nil : e.indexDescription, crossReaction: e.crossReaction)
+    }
+
+    /// The six UPI rows, each with the data's colour for that level (the first item at it) and the active mark.
+    static func scale(items: [PollenItem], active: Int?) -> [PollenScaleRow] {
+        PollenLevel.allCases.map { level in
+            PollenScaleRow(value: level.rawValue, level: level.title, range: String(level.rawValue),
+                           colour: items.first { $0.value == level.rawValue && $0.colour != nil }?.colour,
+                           isActive: level.rawValue == active)
+        }
+    }
+
+    public static func render(_ model: Model) -> [String] {
+        var out = ["Allergy Tracker (\(model.attribution))  \(model.date)"]
+        if model.isEmpty {
+            out.append("")
+            out.append(model.message ?? emptyMessage)
+            return out
+        }
+        if let lat = model.latitude, let lon = model.longitude {
+            out.append("forecast for \(lat),\(lon)" + (model.regionCode.map { " (\($0))" } ?? "")
+                       + (model.distanceKm.map { ", \(FactScreenCalendar.fixed($0, 1)) km away" } ?? ""))
+        }
+        out.append("")
+        let width = max(8, model.items.map(\.name.count).max() ?? 0) + 2
+        for i in model.items {
+            let bar: String
+            let text: String
+            if let v = i.value {
+                bar = String(repeating: "#", count: v) + String(repeating: ".", count: 5 - v)
+                text = "\(v)/5  \(i.category ?? "")" + (i.inSeason ? "" : " (not in season)")
+            } else {
+                bar = "     "
+                text = "-    out of season"
+            }
+            out.append(FactScreenCalendar.pad(i.name, width) + FactScreenCalendar.pad(i.isPlant ? "plant" : "type", 7)
+                       + "[\(bar)] " + text)
+        }
+        out.append("")
+        out.append("Universal Pollen Index")
+        for r in model.scale {
+            out.append((r.isActive ? "> " : "  ") + FactScreenCalendar.pad(r.level, 11) + r.range
+                       + (r.colour.map { "  \($0)" } ?? ""))
+        }
+        return out
+    }
+}
+
+/// Calendar helpers shared by the pollen, climate and biomarker screens (UTC days, strict `YYYY-MM-DD`),
+/// without Foundation so results never depend on the machine's time zone.
+enum FactScreenCalendar {
+    typealias Day = (year: Int, month: Int, day: Int)
+
+    /// The UTC calendar day of a Unix time.
+    static func utcDay(_ t: Int64) -> Day {
+        let days = t >= 0 ? t / 86_400 : (t - 86_399) / 86_400
+        let c = ISOTime.civil(days: days)
+        return (Int(c.year), c.month, c.day)
+    }
+
+    /// Unix seconds of 00:00 UTC on a day (Howard Hinnant's `days_from_civil`).
+    static func startOfDay(_ d: Day) -> Int64 {
+        let y = Int64(d.month <= 2 ? d.year - 1 : d.year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let m = Int64(d.month)
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(d.day) - 1
+        return (era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468) * 86_400
+    }
+
+    /// A strict `YYYY-MM-DD` that exists in the Gregorian calendar, or nil.
+    static func parse(_ s: String) -> Day? {
+        let u = Array(s.utf8)
+        guard u.count == 10, u[4] == 0x2D, u[7] == 0x2D else { return nil }
+        func num(_ r: Range<Int>) -> Int? {
+            var v = 0
+            for i in r {
+                let d = Int(u[i]) - 0x30
+                guard d >= 0 && d <= 9 else { return nil }
+                v = v * 10 + d
+            }
+            return v
+        }
+        guard let y = num(0..<4), let m = num(5..<7), let d = num(8..<10), (1...12).contains(m), d >= 1,
+              d <= MonthDay.daysIn(month: m, leapYear: MonthDay.isLeapYear(y)) else { return nil }
+        return (y, m, d)
+    }
+
+    /// `p.date` when given (it must be a real `YYYY-MM-DD`), else the UTC day of `p.now`.
+    static func referenceDay(_ p: ScreenParameters) throws -> Day {
+        guard let text = p.date else { return utcDay(p.now) }
+        guard let d = parse(text) else { throw ScreenError("--date '\(text)' is not a calendar date YYYY-MM-DD") }
+        return d
+    }
+
+    /// `YYYY-MM-DD`.
+    static func iso(_ d: Day) -> String {
+        func p(_ v: Int, _ w: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, w - s.count)) + s }
+        return "\(p(d.year, 4))-\(p(d.month, 2))-\(p(d.day, 2))"
+    }
+
+    /// `x` rounded half away from zero to `digits` decimals, as a Double (for stable, readable JSON).
+    static func round(_ x: Double, _ digits: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        return (x * scale).rounded() / scale
+    }
+
+    /// `x` with exactly `digits` decimals, without Foundation's `String(format:)`.
+    static func fixed(_ x: Double, _ digits: Int, sign: Bool = false) -> String {
+        var scale: Int64 = 1
+        for _ in 0..<digits { scale *= 10 }
+        let n = Int64((abs(x) * Double(scale)).rounded())
+        let whole = n / scale, frac = n % scale
+        var s = String(whole)
+        if digits > 0 {
+            let f = String(frac)
+            s += "." + String(repeating: "0", count: digits - f.count) + f
+        }
+        if x < 0 && n != 0 { return "-" + s }
+        return (sign ? "+" : "") + s
+    }
+
+    /// `s` without leading and trailing spaces, tabs and newlines.
+    static func trim(_ s: String) -> String {
+        let ws: Set<Character> = [" ", "\t", "\n", "\r"]
+        guard let a = s.firstIndex(where: { !ws.contains($0) }), let b = s.lastIndex(where: { !ws.contains($0) }) else { return "" }
+        return String(s[a...b])
+    }
+
+    /// `s` padded with spaces to `n` characters.
+    static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+}
+

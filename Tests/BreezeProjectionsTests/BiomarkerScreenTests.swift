@@ -1,0 +1,64 @@
+import Testing
+import BreezeCore
+import BreezeImport
+@testable import BreezeProjections
+
+/// Expectations computed with python3 from the raw export (`csv.DictReader` over the gunzipped file, naive
+/// times read as UTC as the importer does by default, one reading per timestamp, counted from 00:00 UTC up
+/// to and including `now`).
+struct BiomarkerScreenTests {
+    static func params(now: String, date: String? = nil, user: String = "me") -> ScreenParameters {
+        var p = ScreenParameters(user: user, now: FactScreenWorlds.time(now))
+        p.date = date
+        return p
+    }
+
+    @Test func readingsTodayAgainstTheAppsDefaultTarget() throws {
+        let events = try FactScreenWorlds.glucose()
+        let m = try FactScreenWorlds.deterministic(BiomarkerScreen.self, events, Self.params(now: "2010-03-25T23:59:59Z"))
+        #expect(m.user == "me" && m.date == "2010-03-25" && m.biomarkers.count == 1)
+        let g = m.biomarkers[0]
+        // 288 readings (every 5 minutes); no target: the app's default 0...3 and `drop`, progress capped at 1.
+        #expect(g.readingType == "Blood Glucose" && g.readingCount == 288 && !g.hasTarget)
+        #expect(g.minReading == 0 && g.maxReading == 3 && g.icon == "drop" && g.progress == 1)
+        #expect(g.latestValue == 72 && g.unit == "mg/dL" && g.latestTime == "2010-03-25T23:56:00.000Z")
+        #expect(BiomarkerScreen.render(m).contains { $0.contains("288/3") && $0.contains("(default)") })
+    }
+
+    @Test func onlyReadingsUpToNowCount() throws {
+        let world = FactWorld(events: try FactScreenWorlds.glucose())
+        let noon = try BiomarkerScreen.build(world, Self.params(now: "2010-03-25T12:00:00Z"))
+        #expect(noon.biomarkers[0].readingCount == 144 && noon.biomarkers[0].latestValue == 122)
+        #expect(noon.biomarkers[0].latestTime == "2010-03-25T11:56:00.000Z")
+        // The first day of the export starts at 09:51: 170 readings, the last at 23:56 (128 mg/dL).
+        let first = try BiomarkerScreen.build(world, Self.params(now: "2010-04-01T00:00:00Z", date: "2010-03-24"))
+        #expect(first.date == "2010-03-24" && first.biomarkers[0].readingCount == 170 && first.biomarkers[0].latestValue == 128)
+        // A repeated timestamp (2010-05-20 03:21, glucose 122 and 124) is one reading: 257 that day.
+        let may20 = try BiomarkerScreen.build(world, Self.params(now: "2010-05-20T23:59:59Z"))
+        #expect(may20.biomarkers[0].readingCount == 257 && may20.biomarkers[0].latestValue == 62)
+    }
+
+    @Test func aTargetSetsTheGaugeAndProgress() throws {
+        let target = BiomarkerTarget(readingType: "Blood Glucose", minReading: 0, maxReading: 300, icon: "drop.circle")
+        let pressure = BiomarkerTarget(readingType: "Blood Pressure", minReading: 0, maxReading: 2, icon: "heart")
+        let events = try FactScreenWorlds.glucose() + FactScreenWorlds.user("me", [.biomarkerTarget(target), .biomarkerTarget(pressure)])
+        let m = try FactScreenWorlds.deterministic(BiomarkerScreen.self, events, Self.params(now: "2010-03-25T23:59:59Z"))
+        #expect(m.biomarkers.map(\.readingType) == ["Blood Glucose", "Blood Pressure"])
+        let g = m.biomarkers[0], bp = m.biomarkers[1]
+        #expect(g.hasTarget && g.maxReading == 300 && g.icon == "drop.circle" && g.readingCount == 288)
+        #expect(abs(g.progress - 288.0 / 300.0) < 1e-12)
+        // A target without readings today: 0 of 2, no latest value.
+        #expect(bp.hasTarget && bp.readingCount == 0 && bp.progress == 0 && bp.latestValue == nil && bp.unit == nil && bp.icon == "heart")
+        // A day with no glucose readings still shows both targets at 0.
+        let empty = try BiomarkerScreen.build(FactWorld(events: events), Self.params(now: "2011-01-01T12:00:00Z"))
+        #expect(empty.biomarkers.map(\.readingCount) == [0, 0] && empty.biomarkers.allSatisfy { $0.progress == 0 })
+    }
+
+    @Test func readingsArePerUserAndNothingToShowIsAnError() throws {
+        let world = FactWorld(events: try FactScreenWorlds.glucose())
+        // "bo" has no readings and no target.
+        #expect(throws: ScreenError.self) { try BiomarkerScreen.build(world, Self.params(now: "2010-03-25T23:59:59Z", user: "bo")) }
+        // "me" on a day without readings and without targets.
+        #expect(throws: ScreenError.self) { try BiomarkerScreen.build(world, Self.params(now: "2011-01-01T12:00:00Z")) }
+    }
+}

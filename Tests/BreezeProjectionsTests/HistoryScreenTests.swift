@@ -1,0 +1,234 @@
+import Testing
+import BreezeCore
+import BreezeAirQuality
+import BreezeImport
+@testable import BreezeProjections
+
+/// History on real data. Every expected number was computed independently with python3 from the raw CSV files
+/// (the fixtures), following shared/docs/domain.md: PurpleAir A/B QA (3.3), hourly mean with the 90 % rule,
+/// EPA 2021 correction (3.2), NowCast (2) on the 12 hours ending at each hour, truncation to 0.1 and the 2024
+/// AQI table (1.1, 1.2), then the maximum per local-standard-time day (1.3, 9) with New York at UTC-05:00
+/// all year. For the AirNow file the hourly value is `Param_Value` (the raw hourly concentration; -999 is
+/// missing).
+struct HistoryScreenTests {
+    /// 2023-10-29T18:20:00Z: 13:20 LST in Troy; the last complete hour is 17:00-18:00 UTC.
+    static let troyNow: Int64 = 1_698_602_400 + 1200
+    /// 2023-10-30T02:00:00Z: after the Troy archive ends (its last reading is 00:10 UTC).
+    static let troyLate: Int64 = 1_698_631_200
+    /// 2019-08-23T17:30:00Z at Burdens Creek NC.
+    static let airNowNow: Int64 = 1_566_581_400
+
+    static func params(_ sensor: String?, _ now: Int64, user: String = "ana") -> ScreenParameters {
+        var p = ScreenParameters(user: user, now: now)
+        p.sensor = sensor
+        return p
+    }
+
+    @Test func theTimesUsedAreTheIntendedOnes() {
+        #expect(LocalStandardTime.iso(Self.troyNow) == "2023-10-29T18:20:00Z")
+        #expect(LocalStandardTime.iso(Self.troyLate) == "2023-10-30T02:00:00Z")
+        #expect(LocalStandardTime.iso(Self.airNowNow) == "2019-08-23T17:30:00Z")
+    }
+
+    @Test func troyDailyHighsThisWeekAndLastWeek() throws {
+        let world = FactWorld(events: try WorldSupport.troy())
+        let m = try HistoryScreen.build(world, Self.params("87173", Self.troyNow))
+        #expect(m.sensorId == "87173" && m.source == "purpleair" && m.name == "North Central Troy #1")
+        #expect(m.timeZone == "America/New_York" && m.utcOffset == "-05:00" && m.timeZoneKnown)
+        #expect(m.correction == "epa-2021" && !m.isStale)
+        // python3: LST days 2023-10-23..29 and 2023-10-16..22.
+        #expect(m.thisWeek.map(\.date) == ["2023-10-23", "2023-10-24", "2023-10-25", "2023-10-26", "2023-10-27",
+                                           "2023-10-28", "2023-10-29"])
+        #expect(m.thisWeek.map(\.weekday) == ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+        #expect(m.lastWeek.map(\.date).first == "2023-10-16" && m.lastWeek.map(\.weekday) == m.thisWeek.map(\.weekday))
+        #expect(m.thisWeek.map(\.aqi) == [82, 27, 48, 57, 93, 49, 14])
+        #expect(m.thisWeek.map(\.hours) == [24, 24, 24, 24, 24, 24, 13])   // today: 00:00..12:00 LST complete
+        // The archive starts 2023-10-21T18:40Z: no data before, and the first LST day has 9 NowCast hours.
+        #expect(m.lastWeek.map(\.aqi) == [nil, nil, nil, nil, nil, 12, 12])
+        #expect(m.lastWeek.map(\.hours) == [0, 0, 0, 0, 0, 9, 24])
+        #expect(m.thisWeek.map(\.category) == ["Moderate", "Good", "Good", "Moderate", "Moderate", "Good", "Good"])
+        #expect(m.thisWeek.map(\.colour) == ["#FFFF00", "#00E400", "#00E400", "#FFFF00", "#FFFF00", "#00E400", "#00E400"])
+        #expect(m.lastWeek[0].category == nil && m.lastWeek[0].colour == nil)
+        // Today's hourly PM2.5 (EPA-corrected hourly means, rounded to 0.1), 00:00..12:00 LST = 05Z..17Z.
+        #expect(m.today.map(\.localHour) == Array(0...12))
+        #expect(m.today.first?.hour == "2023-10-29T05:00:00Z" && m.today.last?.hour == "2023-10-29T17:00:00Z")
+        let expected: [Double] = [2.1, 2.1, 2.2, 2.2, 2.6, 2.2, 1.8, 1.9, 1.5, 1.4, 1.4, 2.7, 3.2]
+        #expect(m.today.map { $0.pm25 ?? -1 } == expected)
+
+        let other = try HistoryScreen.build(world, Self.params("purpleair:149970", Self.troyNow))
+        #expect(other.thisWeek.map(\.aqi) == [28, 22, 41, 57, 56, 44, 14])
+        #expect(other.lastWeek.map(\.aqi) == [nil, nil, nil, nil, nil, nil, 13])
+        #expect(other.lastWeek.last?.hours == 12)
+        #expect(other.today.map { $0.pm25 ?? -1 } == [2.0, 2.9, 2.2, 2.0, 2.1, 2.8, 2.5, 2.7, 2.4, 1.6, 2.1, 1.4, 1.7])
+    }
+
+    @Test func anHourAt0400UTCBelongsToThePreviousLocalStandardDay() throws {
+        let world = FactWorld(events: try WorldSupport.troy())
+        let m = try HistoryScreen.build(world, Self.params("87173", Self.troyNow))
+        // 2023-10-27T04:00Z is 00:00 EDT on the 27th on New York clocks, but 23:00 LST on the 26th. Its NowCast
+        // (57, python3) is the high of Thursday the 26th. Days cut at UTC-04:00 would give 54 for the 26th.
+        let sensor = try #require(try world.sensors().first { $0.sensor == "87173" })
+        let q = try SensorAirQuality(world: world, sensor: sensor, user: UserState(), now: Self.troyNow, hours: 14 * 24)
+        let h04 = try #require(q.hours.firstIndex { $0.hour == 1_698_379_200 })
+        #expect(LocalStandardTime.iso(q.hours[h04].hour) == "2023-10-27T04:00:00Z")
+        #expect(q.nowCast(at: h04)?.aqi == 57)
+        let edtDay26 = q.hours.indices.filter { q.hours[$0].hour >= 1_698_379_200 - 86_400 && q.hours[$0].hour < 1_698_379_200 }
+        #expect(edtDay26.compactMap { q.nowCast(at: $0)?.aqi }.max() == 54)
+        #expect(m.thisWeek[3].date == "2023-10-26" && m.thisWeek[3].aqi == 57)
+        let lst = LocalStandardTime(timeZone: "America/New_York")
+        #expect(LocalStandardTime.date(ofDay: lst.day(of: 1_698_379_200)) == "2023-10-26")
+        #expect(LocalStandardTime.date(ofDay: lst.day(of: 1_698_379_200 + 3600)) == "2023-10-27")
+    }
+
+    @Test func aUsersCorrectionChangesTheHighs() throws {
+        var events = try WorldSupport.troy()
+        var bo = HistAlertsUser("bo", replica: 0xB0)
+        events.append(bo.event(.sourceCorrect(source: "purpleair", correction: "none")))
+        let world = FactWorld(events: events)
+        let ana = try HistoryScreen.build(world, Self.params("87173", Self.troyNow, user: "ana"))
+        let raw = try HistoryScreen.build(world, Self.params("87173", Self.troyNow, user: "bo"))
+        #expect(raw.correction == "none" && ana.correction == "epa-2021")
+        // python3 with the uncorrected CF=1 A/B mean:
+        #expect(raw.thisWeek.map(\.aqi) == [128, 39, 61, 74, 150, 63, 23])
+        #expect(raw.thisWeek[0].category == "Unhealthy for Sensitive Groups" && raw.thisWeek[0].colour == "#FF7E00")
+        #expect(ana.thisWeek.map(\.aqi) == [82, 27, 48, 57, 93, 49, 14])
+    }
+
+    @Test func missingHoursStayMissingAndAnEndedArchiveIsStale() throws {
+        let world = FactWorld(events: try WorldSupport.troy())
+        let m = try HistoryScreen.build(world, Self.params("87173", Self.troyLate))
+        #expect(m.isStale)   // newest reading 00:10Z, 110 minutes before now: PurpleAir is stale after 60
+        // Today (LST 2023-10-29) runs 05Z..01Z; the 00Z hour has 2 of 6 readings and 01Z none: both missing.
+        #expect(m.today.count == 21 && m.today.last?.hour == "2023-10-30T01:00:00Z" && m.today.last?.localHour == 20)
+        #expect(m.today.suffix(2).allSatisfy { $0.pm25 == nil })
+        #expect(m.today[13].pm25 == 8.3 && m.today[13].localHour == 13)
+        // python3: high 30, with 20 NowCast hours (01Z has 2 of its 3 latest hours missing).
+        #expect(m.thisWeek.last?.aqi == 30 && m.thisWeek.last?.hours == 20)
+        let json = try Screens.json(m)
+        #expect(json.contains(#""localHour":20,"pm25":null"#))
+        #expect(json.contains(#""aqi":null,"category":null,"colour":null,"date":"2023-10-16""#))
+    }
+
+    @Test func airNowMonitorInLocalStandardTimeOnceItsZoneIsRegistered() throws {
+        let events = try Self.airNowEvents()
+        // The AirNow file carries no zone: days fall back to UTC and the model says so.
+        let utc = try HistoryScreen.build(FactWorld(events: events), Self.params("370630099", Self.airNowNow))
+        #expect(utc.timeZone == "UTC" && !utc.timeZoneKnown && utc.utcOffset == "+00:00" && utc.correction == "none")
+        #expect(utc.thisWeek.map(\.aqi) == [40, 44, 53, 47, 54, 54, 48])   // python3, UTC days
+        #expect(utc.thisWeek.map(\.hours) == [24, 24, 20, 24, 24, 24, 14])
+        #expect(utc.today.count == 17 && utc.today.map(\.localHour) == Array(0...16))
+
+        let world = FactWorld(events: events + [try Self.newYorkRegistration(events)])
+        let m = try HistoryScreen.build(world, Self.params("airnow:370630099", Self.airNowNow))
+        #expect(m.timeZone == "America/New_York" && m.timeZoneKnown && m.name == "Burdens Creek" && !m.isStale)
+        // python3, LST days 2019-08-17..23 and 2019-08-10..16.
+        #expect(m.thisWeek.map(\.date) == ["2019-08-17", "2019-08-18", "2019-08-19", "2019-08-20", "2019-08-21",
+                                           "2019-08-22", "2019-08-23"])
+        #expect(m.thisWeek.map(\.weekday) == ["Sat", "Sun", "Mon", "Tue", "Wed", "Thu", "Fri"])
+        #expect(m.thisWeek.map(\.aqi) == [40, 46, 53, 54, 51, 54, 48])
+        #expect(m.lastWeek.map(\.aqi) == [57, 59, 53, 56, 52, 47, 55])
+        // 2019-08-19 12-15Z are missing: the NowCast is invalid at 13-16Z, so the day has 20 hours; the 23rd's
+        // 04-06Z are missing, leaving 9 NowCast hours of the 12 complete ones (05Z..16Z).
+        #expect(m.thisWeek.map(\.hours) == [24, 24, 20, 24, 24, 24, 9])
+        #expect(m.today.map(\.hour).first == "2019-08-23T05:00:00Z" && m.today.count == 12)
+        #expect(m.today.map(\.pm25) == [nil, nil, 9.4, 8.3, 8.6, 8.9, 8.3, 8.2, 7.5, 5.7, 5.7, 6.4])
+    }
+
+    @Test func airNowLocalStandardDayBoundary() throws {
+        let events = try Self.airNowEvents()
+        let world = FactWorld(events: events + [try Self.newYorkRegistration(events)])
+        // 2019-09-01T12:00Z. The 2019-09-01T04:00Z hour (NowCast AQI 53, python3) is 23:00 LST on Saturday the
+        // 31st and makes that day's high; with days cut at UTC-04:00 the 31st's high would be 52.
+        let m = try HistoryScreen.build(world, Self.params("370630099", 1_567_339_200))
+        #expect(LocalStandardTime.iso(1_567_339_200) == "2019-09-01T12:00:00Z")
+        #expect(m.thisWeek[5].date == "2019-08-31" && m.thisWeek[5].weekday == "Sat" && m.thisWeek[5].aqi == 53)
+        #expect(m.thisWeek[6].date == "2019-09-01" && m.today.first?.hour == "2019-09-01T05:00:00Z")
+    }
+
+    @Test func missingOrUnknownSensorIsAClearError() throws {
+        let world = FactWorld(events: try WorldSupport.troy())
+        let e = #expect(throws: ScreenError.self) { try HistoryScreen.build(world, Self.params(nil, Self.troyNow)) }
+        #expect(e?.description.contains("--sensor") == true)
+        #expect(throws: ScreenError.self) { try HistoryScreen.build(world, Self.params("nosuch", Self.troyNow)) }
+        #expect(throws: ScreenError.self) { try HistoryScreen.build(world, Self.params("airnow:87173", Self.troyNow)) }
+    }
+
+    @Test func renderingShowsBothWeeksSideBySide() throws {
+        let world = FactWorld(events: try WorldSupport.troy())
+        let lines = HistoryScreen.render(try HistoryScreen.build(world, Self.params("87173", Self.troyNow)))
+        let fri = try #require(lines.first { $0.hasPrefix("Fri 2023-10-27") })
+        #expect(fri.contains("  93 ██████████ ") && fri.contains("Fri 2023-10-20   -  no data"))
+        #expect(lines.contains { $0.contains("12     3.2") })
+        #expect(lines.allSatisfy { $0.last != " " })
+    }
+
+    @Test func buildsAreByteIdenticalWhateverTheEventOrder() throws {
+        var events = try WorldSupport.troy()
+        var bo = HistAlertsUser("bo", replica: 0xB0)
+        events.append(bo.event(.sourceCorrect(source: "purpleair", correction: "lrapa")))
+        let userFirst = events.filter { $0.stream != .public } + events.filter { $0.stream == .public }
+        for user in ["ana", "bo"] {
+            let a = try Screens.json(HistoryScreen.build(FactWorld(events: events), Self.params("87173", Self.troyNow, user: user)))
+            let b = try Screens.json(HistoryScreen.build(FactWorld(events: userFirst), Self.params("87173", Self.troyNow, user: user)))
+            let c = try Screens.json(HistoryScreen.build(FactWorld(events: events.reversed()), Self.params("87173", Self.troyNow, user: user)))
+            #expect(a == b && a == c)
+        }
+    }
+
+    @Test func localStandardTimeTable() {
+        #expect(LocalStandardTime(timeZone: "America/New_York").offsetSeconds == -5 * 3600)
+        #expect(LocalStandardTime(timeZone: "America/Chicago").offsetSeconds == -6 * 3600)
+        #expect(LocalStandardTime(timeZone: "America/Denver").offsetSeconds == -7 * 3600)
+        #expect(LocalStandardTime(timeZone: "America/Los_Angeles").offsetSeconds == -8 * 3600)
+        let berlin = LocalStandardTime(timeZone: "Europe/Berlin")
+        #expect(berlin.offsetSeconds == 3600 && berlin.offsetText == "+01:00")
+        // 2023-07-01T23:30Z is 00:30 on 2 July in Berlin standard time (01:30 CEST).
+        #expect(LocalStandardTime.date(ofDay: berlin.day(of: 1_688_254_200)) == "2023-07-02")
+        #expect(berlin.localHour(of: 1_688_254_200) == 0)
+        let unknown = LocalStandardTime(timeZone: "Asia/Kolkata")
+        #expect(!unknown.isKnown && unknown.offsetSeconds == 0 && unknown.zone == "Asia/Kolkata")
+        #expect(LocalStandardTime(timeZone: nil).zone == "UTC" && LocalStandardTime(timeZone: "UTC").isKnown)
+        #expect(LocalStandardTime.weekday(ofDay: 0) == "Thu")   // 1970-01-01
+        #expect(LocalStandardTime.iso(-1) == "1969-12-31T23:59:59Z")
+    }
+
+    // MARK: Support
+
+    /// The Burdens Creek AirNow API file through the real importer.
+    static func airNowEvents() throws -> [Event] {
+        let parsed = try AirNowAPIImporter.parse(
+            WorldSupport.bytes("sensortoolkit_AirNow_raw_370630099_PM25_B190801_E190902", "csv"),
+            file: "airnow.csv", options: ImportOptions())
+        return WorldSupport.events(parsed.records)
+    }
+
+    /// The monitor's registration again, with its zone, written later by another replica (LWW: it wins).
+    static func newYorkRegistration(_ events: [Event]) throws -> Event {
+        var reg = try #require(FactWorld(events: events).sensors().first { $0.sensor == "370630099" })
+        #expect(reg.timeZone == nil)
+        reg.timeZone = "America/New_York"
+        return Event(stream: .public, id: EventID(origin: Origin(replica: ReplicaID(rawValue: 0x7E57), epoch: 1), counter: 1),
+                     hlc: HLC(physicalMillis: 50_000_000, logical: 0), body: .sensorRegistered(reg))
+    }
+}
+
+/// Writes a user's events as one replica would: per-stream counters, increasing clock.
+struct HistAlertsUser {
+    let user: String
+    let origin: Origin
+    var counter: UInt64 = 0
+    var millis: UInt64
+
+    init(_ user: String, replica: UInt64, millis: UInt64 = 100_000_000) {
+        self.user = user
+        self.origin = Origin(replica: ReplicaID(rawValue: replica), epoch: 1)
+        self.millis = millis
+    }
+
+    mutating func event(_ body: EventBody) -> Event {
+        counter += 1
+        millis += 1000
+        return Event(stream: .user(user), id: EventID(origin: origin, counter: counter),
+                     hlc: HLC(physicalMillis: millis, logical: 0), body: body)
+    }
+}
