@@ -5,6 +5,7 @@ public enum Screens {
     /// The screens, in the order `breeze screen --help` lists them.
     public static let all: [any Screen.Type] = [
         HistoryScreen.self, AlertsScreen.self,
+        SourcesScreen.self, PollenScreen.self, ClimateScreen.self, BiomarkerScreen.self,
     ]
 
     /// The screen with this name.
