@@ -4,7 +4,8 @@ import Foundation
 public enum Screens {
     /// The screens, in the order `breeze screen --help` lists them.
     public static let all: [any Screen.Type] = [
-        HistoryScreen.self, AlertsScreen.self,
+        MapScreen.self, SheetScreen.self, DetailScreen.self, HistoryScreen.self, NearbyScreen.self, AlertsScreen.self,
+        WidgetsScreen.self,
         SourcesScreen.self, PollenScreen.self, ClimateScreen.self, BiomarkerScreen.self,
     ]
 

@@ -103,10 +103,11 @@ public struct SensorAirQuality: Sendable {
         return (start..<hours.count).map { (hours[$0].hour, nowCast(at: $0)) }
     }
 
-    /// Fresh, stale or hidden, from the age of the newest reading (domain.md section 7).
+    /// Fresh, stale or hidden, from the age of the newest reading (domain.md section 7): for PurpleAir from
+    /// the reading's time, for monitors from the end of the observation hour (hour-beginning time + 1 h).
     public var freshness: Freshness {
         guard let t = lastReading else { return .hidden }
-        return Freshness(ageSeconds: now - t, kind: isPurpleAir ? .purpleAir : .monitor)
+        return Freshness(ageSeconds: now - (isPurpleAir ? t : t + 3600), kind: isPurpleAir ? .purpleAir : .monitor)
     }
 
     /// The newest hour with a value of `key` (pm25, temperatureC, humidity), and the value three hours
