@@ -49,15 +49,21 @@ enum ProjectionBench {
             p.sensor = "purpleair:100000"
             p.at = (42, -73)
             var latencies: [Double] = []
-            for i in 0..<50 {
+            var perScreen: [String: [Double]] = [:]
+            for i in 0..<20 {
                 t0 = monotonicSeconds()
                 try log.append(.reading(Reading(source: "purpleair", sensor: "100000", time: now - 60 + Int64(i),
                                                 values: [Measurement("pm25_cf1_a", 10), Measurement("pm25_cf1_b", 11)])), to: .public)
                 try log.catchUpProjection()
-                for screen in Screens.all { _ = try? ScreenCommand.output(screen, world, p, json: true) }
+                for screen in Screens.all {
+                    let s0 = monotonicSeconds()
+                    _ = try? ScreenCommand.output(screen, world, p, json: true)
+                    perScreen[screen.name, default: []].append((monotonicSeconds() - s0) * 1000)
+                }
                 latencies.append((monotonicSeconds() - t0) * 1000)
             }
             latencies.sort()
+            let slowest = perScreen.map { ($0.key, $0.value.sorted()[$0.value.count / 2]) }.sorted { $0.1 > $1.1 }.prefix(3)
             if ctx.console.isTerminal { ctx.console.progress("") }
             let rebuildRate = Double(applied) / rebuildSeconds, scanRate = Double(decoded) / scanSeconds
             let c = ctx.console
@@ -73,6 +79,7 @@ enum ProjectionBench {
                 c.out("  raw decoded scan of the same log  \(BenchCommand.fmt(scanRate)) events/s")
                 c.out("  ratio rebuild/scan                \(BenchCommand.fmt2(rebuildRate / scanRate))  (goal >= 0.5)")
                 c.out("  one new reading to \(Screens.all.count) screens     median \(BenchCommand.fmt2(latencies[latencies.count / 2])) ms, max \(BenchCommand.fmt2(latencies.last!)) ms")
+                c.out("  slowest screens (median ms)       " + slowest.map { "\($0.0) \(BenchCommand.fmt2($0.1))" }.joined(separator: ", "))
                 c.out("  peak resident memory              \(BenchCommand.fmt2(peakResidentMiB())) MiB")
             }
         } catch let e as CLIError { throw e } catch { throw .failure("bench projections: \(error)") }
