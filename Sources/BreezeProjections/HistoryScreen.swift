@@ -138,13 +138,8 @@ public enum HistoryScreen: Screen {
 
     /// The registered sensor a key names: `source:id`, or an id that only one source uses.
     static func lookUp(_ key: String, in sensors: [SensorRegistration]) throws -> SensorRegistration {
-        let matches: [SensorRegistration]
-        if let colon = key.firstIndex(of: ":") {
-            let source = String(key[..<colon]), id = String(key[key.index(after: colon)...])
-            matches = sensors.filter { $0.source == source && $0.sensor == id }
-        } else {
-            matches = sensors.filter { $0.sensor == key }
-        }
+        // One rule for naming sensors across screens (`source:id`, or an id unique across sources).
+        let matches = AirQualityScreenSupport.matching(key, in: sensors)
         guard let first = matches.first else { throw ScreenError("sensor '\(key)' is not registered") }
         guard matches.count == 1 else {
             throw ScreenError("sensor '\(key)' is ambiguous: give one of "
