@@ -1,6 +1,7 @@
 import BreezeCore
 import BreezeProjections
 import BreezeStore
+import BreezeImport
 
 /// `breeze screen NAME`: prints a screen's read model, computed from the facts projection (brought up to
 /// date from its checkpoint first) and the user's state.
@@ -36,25 +37,29 @@ enum ScreenCommand {
     }
 
     static func parameters(_ a: Arguments, _ ctx: Context) throws(CLIError) -> ScreenParameters {
-        var now = SystemClock.nowMillis() / 1000
+        var now = Int64(SystemClock.nowMillis() / 1000)
         if let n = a.options["now"] {
-            guard let t = parseISO(n) else { throw .failure("--now '\(n)': expected ISO 8601, e.g. 2023-10-25T14:00:00Z") }
-            now = UInt64(max(0, t))
+            guard n.contains("T"), let t = DateParsing.isoDateTime(n) else {
+                throw .failure("--now '\(n)': expected an ISO 8601 date-time with years 1-9999, e.g. 2023-10-25T14:00:00Z")
+            }
+            now = t
         }
-        var p = ScreenParameters(user: try ctx.userStream().userID ?? "me", now: Int64(now))
+        var p = ScreenParameters(user: try ctx.userStream().userID ?? "me", now: now)
         if let at = a.options["at"] {
-            let v = at.split(separator: ",").compactMap { Double($0) }
-            guard v.count == 2, abs(v[0]) <= 90, abs(v[1]) <= 180 else { throw .failure("--at '\(at)': expected LAT,LON") }
+            guard let v = numbers(at, 2), abs(v[0]) <= 90, abs(v[1]) <= 180 else {
+                throw .failure("--at '\(at)': expected LAT,LON in degrees, e.g. 42.73,-73.69")
+            }
             p.at = (v[0], v[1])
         }
         if let b = a.options["bbox"] {
-            let v = b.split(separator: ",").compactMap { Double($0) }
-            guard v.count == 4, v[0] <= v[2] else { throw .failure("--bbox '\(b)': expected SOUTH,WEST,NORTH,EAST") }
+            guard let v = numbers(b, 4), abs(v[0]) <= 90, abs(v[2]) <= 90, v[0] <= v[2], abs(v[1]) <= 180, abs(v[3]) <= 180 else {
+                throw .failure("--bbox '\(b)': expected SOUTH,WEST,NORTH,EAST in degrees (latitudes -90..90, longitudes -180..180)")
+            }
             p.bbox = (v[0], v[1], v[2], v[3])
         }
         p.sensor = a.options["sensor"]
         if let d = a.options["date"] {
-            guard parseISO(d + "T00:00:00Z") != nil else { throw .failure("--date '\(d)': expected YYYY-MM-DD") }
+            guard d.count == 10, DateParsing.isoDateTime(d + "T00:00:00Z") != nil else { throw .failure("--date '\(d)': expected YYYY-MM-DD") }
             p.date = d
         }
         if let m = a.options["metric"] {
@@ -66,33 +71,16 @@ enum ScreenCommand {
         return p
     }
 
-    /// ISO 8601 date-time to Unix seconds (UTC unless an offset is given).
-    static func parseISO(_ s: String) -> Int64? {
-        let parts = s.split(separator: "T", maxSplits: 1)
-        guard parts.count == 2 else { return nil }
-        let date = parts[0].split(separator: "-").compactMap { Int($0) }
-        guard date.count == 3 else { return nil }
-        var time = String(parts[1]), offset = 0
-        if time.hasSuffix("Z") { time.removeLast() } else if let i = time.lastIndex(where: { $0 == "+" || $0 == "-" }) {
-            let o = time[time.index(after: i)...].split(separator: ":").compactMap { Int($0) }
-            guard o.count == 2 else { return nil }
-            offset = (o[0] * 3600 + o[1] * 60) * (time[i] == "-" ? -1 : 1)
-            time = String(time[..<i])
-        }
-        let t = time.split(separator: ":").compactMap { Double($0) }
-        guard t.count >= 2, date[1] >= 1, date[1] <= 12, date[2] >= 1, date[2] <= 31 else { return nil }
-        let days = civilDays(date[0], date[1], date[2])
-        return days * 86400 + Int64(t[0]) * 3600 + Int64(t[1]) * 60 + Int64(t.count > 2 ? t[2] : 0) - Int64(offset)
+    /// Exactly `count` finite numbers separated by commas, or nil.
+    static func numbers(_ text: String, _ count: Int) -> [Double]? {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters()) }
+        guard parts.count == count, parts.allSatisfy({ $0 != nil && $0!.isFinite }) else { return nil }
+        return parts.map { $0! }
     }
+}
 
-    static func civilDays(_ year: Int, _ month: Int, _ day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        return era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
-    }
+extension Substring {
+    func trimmingCharacters() -> String { String(self).trimmingSpaces }
 }
 
 /// `WorldReader` over the SQLite projection of a log.

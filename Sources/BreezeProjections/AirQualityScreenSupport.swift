@@ -56,6 +56,10 @@ public struct AirQualityLegendEntry: Codable, Equatable, Sendable {
 /// Helpers shared by the air-quality screens (detail, sheet, map, nearby, widgets). Internal: the screens'
 /// models are the public surface.
 enum AirQualityScreenSupport {
+    /// How far a sensor may be to say how the air is "where you are" (map header, lock-screen widget); the
+    /// pollen screen uses the same 50 km.
+    static let nearbyLimitKm = 50.0
+
     /// One sensor as a list screen sees it: its registration and its pipeline for the user.
     struct SensorNow {
         let sensor: SensorRegistration
@@ -175,10 +179,7 @@ enum AirQualityScreenSupport {
     /// The AQI a bar of hour `i` shows: the hour's NowCast, but nil when the hour has no value of its own
     /// (no readings, or below the completeness rule), so that a chart never shows a number for an hour that
     /// measured nothing (see `DetailScreen.HourBar.missing`).
-    static func barAQI(_ q: SensorAirQuality, _ i: Int) -> AQIResult? {
-        guard i >= 0 && i < q.hours.count, q.hours[i].pm25 != nil else { return nil }
-        return q.nowCast(at: i)
-    }
+    static func barAQI(_ q: SensorAirQuality, _ i: Int) -> AQIResult? { q.hourAQI(at: i) }
 
     /// The NowCast AQI of the last complete hour and of the hour 3 hours before it, and the trend between
     /// them (`Trend`: steady within 5 % and 0.5).

@@ -112,7 +112,7 @@ public enum HistoryScreen: Screen {
         // Hourly NowCast AQI per LST day.
         var highs: [Int64: (aqi: Int, hours: Int)] = [:]
         for i in q.hours.indices where q.hours[i].hour >= firstDayStart {
-            guard let r = q.nowCast(at: i) else { continue }
+            guard let r = q.hourAQI(at: i) else { continue }     // an hour needs its own value, as a detail bar does
             let d = lst.day(of: q.hours[i].hour)
             let old = highs[d]
             highs[d] = (max(old?.aqi ?? r.aqi, r.aqi), (old?.hours ?? 0) + 1)

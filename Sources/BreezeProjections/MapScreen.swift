@@ -171,11 +171,11 @@ public enum MapScreen: Screen {
         typealias S = AirQualityScreenSupport
         if let at = p.at {
             let candidates = visible.compactMap { s -> (S.SensorNow, Double, AQIResult)? in
-                guard let r = s.current, let d = S.distanceKm(s.sensor, at) else { return nil }
+                guard let r = s.current, let d = S.distanceKm(s.sensor, at), d <= S.nearbyLimitKm else { return nil }
                 return (s, d, r)
             }
             guard let (s, d, r) = candidates.min(by: { $0.1 < $1.1 }) else {
-                return Header(title: "No current readings", subtitle: "No sensor near you has a current AQI",
+                return Header(title: "No current readings", subtitle: "No sensor within \(Int(S.nearbyLimitKm)) km has a current AQI",
                               basis: "none", badge: AirQualityBadge(nil), sensor: nil, distanceKm: nil, sensorCount: nil)
             }
             return Header(title: words(r), subtitle: "AQI \(r.aqi) at \(s.sensor.name), \(S.fixed(d, 1)) km away"

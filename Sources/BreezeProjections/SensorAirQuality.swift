@@ -57,12 +57,13 @@ public struct SensorAirQuality: Sendable {
         self.hours = out
     }
 
-    /// The seconds between readings (the smallest positive step seen, between 2 minutes and an hour), for the
-    /// completeness rule; 120 s (PurpleAir's 2-minute averages) when there are too few readings to tell.
+    /// The seconds between readings (the median positive step, between 2 minutes and an hour), for the
+    /// completeness rule; 120 s (PurpleAir's 2-minute averages) when there are too few readings to tell. The
+    /// median, not the minimum: one stray extra reading must not make every hour look incomplete.
     static func cadence(_ times: [Int64]) -> Int64 {
-        var best: Int64 = .max
-        for (a, b) in zip(times, times.dropFirst()) where b > a { best = min(best, b - a) }
-        return best == .max ? 120 : min(3600, max(120, best))
+        let steps = zip(times, times.dropFirst()).compactMap { $1 > $0 ? $1 - $0 : nil }.sorted()
+        guard !steps.isEmpty else { return 120 }
+        return min(3600, max(120, steps[steps.count / 2]))
     }
 
     static func mean(_ xs: [Double]) -> Double? { xs.isEmpty ? nil : xs.reduce(0, +) / Double(xs.count) }
@@ -81,7 +82,8 @@ public struct SensorAirQuality: Sendable {
     }
 
     static func monitorHour(_ h: Int64, _ rows: [(time: Int64, values: [String: Double])]) -> HourlyValues {
-        HourlyValues(hour: h, pm25: mean(rows.compactMap { $0.values["pm25"] ?? $0.values["pm25_24h"] }),
+        // Hourly values only: a daily mean (`pm25_24h`) is not an hour's concentration.
+        HourlyValues(hour: h, pm25: mean(rows.compactMap { $0.values["pm25"] }),
                      temperatureC: mean(rows.compactMap { $0.values["temperature"] }),
                      humidity: mean(rows.compactMap { $0.values["humidity"] }))
     }
@@ -92,6 +94,13 @@ public struct SensorAirQuality: Sendable {
         guard index >= 0 && index < hours.count else { return nil }
         let window = (0..<12).map { k in index - k >= 0 ? hours[index - k].pm25 : nil }
         return NowCast.aqi(hourlyNewestFirst: window)
+    }
+
+    /// The NowCast AQI of the hour at `index` only when that hour has a value of its own: what an hourly bar
+    /// or a daily high shows (an hour without readings is missing, even when NowCast could fill it).
+    public func hourAQI(at index: Int) -> AQIResult? {
+        guard index >= 0 && index < hours.count, hours[index].pm25 != nil else { return nil }
+        return nowCast(at: index)
     }
 
     /// The NowCast AQI now (for the last complete hour).

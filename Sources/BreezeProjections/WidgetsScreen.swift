@@ -82,7 +82,7 @@ public enum WidgetsScreen: Screen {
         var chosen: (sensor: SensorRegistration, basis: String)?
         if let at = p.at {
             let ranked = try S.visible(world, user, now: p.now)
-                .compactMap { s in S.distanceKm(s.sensor, at).map { (s, $0) } }
+                .compactMap { s in S.distanceKm(s.sensor, at).flatMap { $0 <= S.nearbyLimitKm ? (s, $0) : nil } }
                 .enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
             if let s = ranked.first(where: { $0.current != nil }) ?? ranked.first { chosen = (s.sensor, "nearest") }
         }

@@ -33,8 +33,7 @@ extension EventLog {
                     return n
                 }
                 total += n
-                if n > 0 { progress(total) }
-                if n < EventLog.projectionChunk { return total }
+                if n > 0 { progress(total) } else { return total }     // a page can be cut by size: go on until empty
             }
         } catch { throw StoreError.from(error, path: path) }
     }
@@ -43,33 +42,45 @@ extension EventLog {
     /// tables until the swap commits.
     @discardableResult
     public func rebuildProjection(progress: (Int) -> Void = { _ in }) throws(StoreError) -> Int {
+        // Shadow tables are private to this rebuild (a random suffix), so two processes rebuilding at once
+        // never touch each other's tables; the first to finish swaps its tables in, the other discards its own.
+        let suffix = "_next_" + String(UInt64.random(in: 1...UInt64.max), radix: 36)
         do {
-            try db.writeTransaction {
-                for t in EventLog.projectionTables { try db.execute("DROP TABLE IF EXISTS \(t)_next") }
-                try db.execute(Schema.projectionDDL(suffix: "_next"))
-            }
+            let startedStale = (try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0)
+                != EventLog.projectionVersion
+            try db.writeTransaction { try db.execute(Schema.projectionDDL(suffix: suffix)) }
             var after: Int64 = 0, total = 0
             while true {
-                let (n, last) = try db.writeTransaction { () throws -> (Int, Int64) in try applyProjection(afterSeq: after, suffix: "_next") }
+                let (n, last) = try db.writeTransaction { () throws -> (Int, Int64) in try applyProjection(afterSeq: after, suffix: suffix) }
+                if n == 0 { break }
                 total += n
-                if n > 0 { after = last; progress(total) }
-                if n < EventLog.projectionChunk { break }
+                after = last
+                progress(total)
             }
             try db.writeTransaction {
+                let version = try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0
+                if startedStale && version == EventLog.projectionVersion {
+                    // Another process finished the rebuild this one was started for: keep its tables.
+                    for t in EventLog.projectionTables { try db.execute("DROP TABLE \(t)\(suffix)") }
+                    return
+                }
                 // Events appended while the rebuild ran are applied under the lock, then the tables swap.
                 while true {
-                    let (n, last) = try applyProjection(afterSeq: after, suffix: "_next")
-                    if n > 0 { after = last }
-                    if n < EventLog.projectionChunk { break }
+                    let (n, last) = try applyProjection(afterSeq: after, suffix: suffix)
+                    if n == 0 { break }
+                    after = last
                 }
                 for t in EventLog.projectionTables {
-                    try db.execute("DROP TABLE \(t); ALTER TABLE \(t)_next RENAME TO \(t)")
+                    try db.execute("DROP TABLE \(t); ALTER TABLE \(t)\(suffix) RENAME TO \(t)")
                 }
                 try setMeta("proj_seq", after)
                 try setMeta("proj_version", EventLog.projectionVersion)
             }
             return total
-        } catch { throw StoreError.from(error, path: path) }
+        } catch {
+            for t in EventLog.projectionTables { try? db.execute("DROP TABLE IF EXISTS \(t)\(suffix)") }
+            throw StoreError.from(error, path: path)
+        }
     }
 
     private func setMeta(_ key: String, _ value: Int64) throws {
@@ -242,7 +253,7 @@ extension EventLog {
                 let q = try db.prepare("SELECT * FROM \(t) ORDER BY \(order)")
                 while try q.step() {
                     for c in 0..<q.columnCount {
-                        if q.isNull(c) { w.u8(0) } else { w.string(q.text(c)) }
+                        if q.isNull(c) { w.u8(0) } else if q.isFloat(c) { w.u8(2); w.f64(q.double(c)) } else { w.u8(1); w.blob(q.blob(c)) }
                     }
                 }
                 w.u8(0xFF)

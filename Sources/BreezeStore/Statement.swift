@@ -69,6 +69,7 @@ final class Statement {
     var columnCount: Int32 { sqlite3_column_count(stmt) }
     func double(_ col: Int32) -> Double { sqlite3_column_double(stmt, col) }
     func isNull(_ col: Int32) -> Bool { sqlite3_column_type(stmt, col) == SQLITE_NULL }
+    func isFloat(_ col: Int32) -> Bool { sqlite3_column_type(stmt, col) == SQLITE_FLOAT }
     func text(_ col: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, col) else { return "" }
         return String(cString: p)

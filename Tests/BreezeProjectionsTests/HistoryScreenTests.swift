@@ -102,8 +102,10 @@ struct HistoryScreenTests {
         #expect(m.today.count == 21 && m.today.last?.hour == "2023-10-30T01:00:00Z" && m.today.last?.localHour == 20)
         #expect(m.today.suffix(2).allSatisfy { $0.pm25 == nil })
         #expect(m.today[13].pm25 == 8.3 && m.today[13].localHour == 13)
-        // python3: high 30, with 20 NowCast hours (01Z has 2 of its 3 latest hours missing).
-        #expect(m.thisWeek.last?.aqi == 30 && m.thisWeek.last?.hours == 20)
+        // python3: high 30; an hour counts when it has its own value and a valid NowCast.
+        #expect(m.thisWeek.last?.aqi == 30)
+        // 21 hours today, the last two without readings: 19 hours carry the day (a gap is not filled by NowCast).
+        #expect(m.thisWeek.last?.hours == 19)
         let json = try Screens.json(m)
         #expect(json.contains(#""localHour":20,"pm25":null"#))
         #expect(json.contains(#""aqi":null,"category":null,"colour":null,"date":"2023-10-16""#))
@@ -115,7 +117,8 @@ struct HistoryScreenTests {
         let utc = try HistoryScreen.build(FactWorld(events: events), Self.params("370630099", Self.airNowNow))
         #expect(utc.timeZone == "UTC" && !utc.timeZoneKnown && utc.utcOffset == "+00:00" && utc.correction == "none")
         #expect(utc.thisWeek.map(\.aqi) == [40, 44, 53, 47, 54, 54, 48])   // python3, UTC days
-        #expect(utc.thisWeek.map(\.hours) == [24, 24, 20, 24, 24, 24, 14])
+        // Hours with their own value and a valid NowCast (the 11 -999 hours of the file count as missing).
+        #expect(utc.thisWeek.map(\.hours) == [24, 24, 19, 24, 23, 24, 13])
         #expect(utc.today.count == 17 && utc.today.map(\.localHour) == Array(0...16))
 
         let world = FactWorld(events: events + [try Self.newYorkRegistration(events)])
@@ -127,9 +130,9 @@ struct HistoryScreenTests {
         #expect(m.thisWeek.map(\.weekday) == ["Sat", "Sun", "Mon", "Tue", "Wed", "Thu", "Fri"])
         #expect(m.thisWeek.map(\.aqi) == [40, 46, 53, 54, 51, 54, 48])
         #expect(m.lastWeek.map(\.aqi) == [57, 59, 53, 56, 52, 47, 55])
-        // 2019-08-19 12-15Z are missing: the NowCast is invalid at 13-16Z, so the day has 20 hours; the 23rd's
-        // 04-06Z are missing, leaving 9 NowCast hours of the 12 complete ones (05Z..16Z).
-        #expect(m.thisWeek.map(\.hours) == [24, 24, 20, 24, 24, 24, 9])
+        // 2019-08-19 12-15Z have no value and 16Z no valid NowCast (2 of its 3 latest hours missing): 19 hours;
+        // the 21st and 22nd each lose one -999 hour; the 23rd's 04-06Z are missing: 9 of its 12 complete hours.
+        #expect(m.thisWeek.map(\.hours) == [24, 24, 19, 24, 23, 23, 9])
         #expect(m.today.map(\.hour).first == "2019-08-23T05:00:00Z" && m.today.count == 12)
         #expect(m.today.map(\.pm25) == [nil, nil, 9.4, 8.3, 8.6, 8.9, 8.3, 8.2, 7.5, 5.7, 5.7, 6.4])
     }

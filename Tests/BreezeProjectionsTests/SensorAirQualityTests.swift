@@ -57,3 +57,33 @@ struct SensorAirQualityTests {
         #expect(Trend(now: nil, before: 10) == nil)
     }
 }
+
+struct SensorAirQualityRegressionTests {
+    @Test func oneStrayExtraReadingDoesNotMakeEveryHourIncomplete() throws {
+        var events = try WorldSupport.troy()
+        let extra = Event(stream: .public, id: EventID(origin: Origin(replica: ReplicaID(rawValue: 0xE1), epoch: 1), counter: 1),
+                          hlc: HLC(physicalMillis: 5, logical: 0),
+                          body: .reading(Reading(source: "purpleair", sensor: "149970", time: 1_698_235_200 + 120,
+                                                 values: [Measurement("pm25_cf1_a", 8), Measurement("pm25_cf1_b", 8)])))
+        events.append(extra)
+        let world = FactWorld(events: events)
+        let sensor = try #require(try world.sensors().first { $0.sensor == "149970" })
+        let q = try SensorAirQuality(world: world, sensor: sensor, user: UserState(), now: 1_698_235_200 + 3600 + 1200)
+        // The 11:00 hour (no stray reading) keeps its value; cadence stays 10 minutes (the median step).
+        #expect(abs(q.hours[q.hours.count - 2].pm25! - 5.129223333) < 1e-6)
+        #expect(q.hours.filter { $0.pm25 != nil }.count > 20)
+    }
+
+    @Test func aDailyMeanIsNotAnHourlyValue() throws {
+        let o = Origin(replica: ReplicaID(rawValue: 0xD1), epoch: 1)
+        let reg = Event(stream: .public, id: EventID(origin: o, counter: 1), hlc: HLC(physicalMillis: 1, logical: 0),
+                        body: .sensorRegistered(SensorRegistration(sensor: "370630015-1", name: "Durham", source: "aqs",
+                                                                   kind: "monitor", latitude: 36, longitude: -78.9, timeZone: nil)))
+        let daily = Event(stream: .public, id: EventID(origin: o, counter: 2), hlc: HLC(physicalMillis: 2, logical: 0),
+                          body: .reading(Reading(source: "aqs", sensor: "370630015-1", time: 1_294_012_800,
+                                                 values: [Measurement("pm25_24h", 5.9), Measurement("aqi_daily", 19)])))
+        let world = FactWorld(events: [reg, daily])
+        let q = try SensorAirQuality(world: world, sensor: try world.sensors()[0], user: UserState(), now: 1_294_012_800 + 7200)
+        #expect(q.hours.allSatisfy { $0.pm25 == nil })
+    }
+}

@@ -79,3 +79,27 @@ struct ProjectionTests {
         #expect(try log.db.scalarInt("SELECT value FROM meta WHERE key = 'proj_version'") == EventLog.projectionVersion)
     }
 }
+
+struct ProjectionRebuildRaceTests {
+    @Test func twoRebuildsStartedTogetherLeaveACompleteProjection() throws {
+        let dir = TempDir()
+        let a = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        _ = try a.ingest(ProjectionTests.events(seed: 4))
+        try a.catchUpProjection()
+        let complete = try a.projectionDigest()
+        try a.db.execute("UPDATE meta SET value = 0 WHERE key = 'proj_version'")
+        let b = try EventLog.open(at: dir.file("a.db"), options: testOptions())
+        // b starts its rebuild (stale), a rebuilds and swaps meanwhile, then b finishes: b must not clobber a.
+        var bStarted = false
+        _ = try b.rebuildProjection { _ in
+            if !bStarted {
+                bStarted = true
+                _ = try? a.catchUpProjection()
+            }
+        }
+        #expect(try a.projectionDigest() == complete)
+        #expect(try b.projectionDigest() == complete)
+        let leftovers = try a.db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'proj_%_next_%'")
+        #expect(leftovers == 0)
+    }
+}
