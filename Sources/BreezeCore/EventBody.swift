@@ -160,8 +160,12 @@ public enum EventBody: Hashable, Sendable {
             body = .unitSet(unit)
         case "source.correct": body = .sourceCorrect(source: try r.string(), correction: try r.string())
         case "biomarker.target":
-            body = .biomarkerTarget(BiomarkerTarget(readingType: try r.string(), minReading: try r.f64(),
-                                                    maxReading: try r.f64(), icon: try r.string()))
+            let t = BiomarkerTarget(readingType: try r.string(), minReading: try r.f64(), maxReading: try r.f64(),
+                                    icon: try r.string())
+            // Counts of readings per day: finite, not negative, min <= max, below a billion.
+            guard t.minReading.isFinite, t.maxReading.isFinite, t.minReading >= 0, t.minReading <= t.maxReading,
+                  t.maxReading < 1e9 else { throw DecodingError.malformed("biomarker.target range \(t.minReading)...\(t.maxReading)") }
+            body = .biomarkerTarget(t)
         case "alert.test": body = .testAlert(sensor: try r.optionalString())
         case "sensor.register":
             body = .sensorRegistered(SensorRegistration(
@@ -200,8 +204,9 @@ public enum EventBody: Hashable, Sendable {
                 station: try r.string(), date: try r.string(), maxC: try r.optionalF64(), minC: try r.optionalF64(),
                 latitude: try r.optionalF64(), longitude: try r.optionalF64()))
         case "biomarker.reading":
-            body = .biomarkerReading(BiomarkerReading(readingType: try r.string(), time: try r.zigzag(),
-                                                      value: try r.f64(), unit: try r.string()))
+            let b = BiomarkerReading(readingType: try r.string(), time: try r.zigzag(), value: try r.f64(), unit: try r.string())
+            guard b.value.isFinite else { throw DecodingError.malformed("biomarker.reading value \(b.value)") }
+            body = .biomarkerReading(b)
         default:
             return .unknown(type: type, version: version, payload: payload)
         }

@@ -133,8 +133,10 @@ public enum MapScreen: Screen {
                 }
             case "pm25":
                 if let c = s.quality.latestAndThreeHoursBefore(\.pm25).now {
-                    value = S.rounded(c, 1); label = S.fixed(c, 1)
-                    // The EPA colour of the concentration shown (2024 PM2.5 table, truncated to 0.1).
+                    // Shown truncated to 0.1 as the EPA truncates before the AQI (domain.md 1.1), so the value
+                    // and its colour agree (9.06 shows 9.0, green; rounding would show 9.1, a Moderate value).
+                    let shown = BreakpointTable.pm25Daily2024.truncate(c)
+                    value = shown; label = S.fixed(shown, 1)
                     let r = BreakpointTable.pm25Daily2024.aqi(concentration: c)
                     category = r?.category.name; colour = r?.colour
                 }

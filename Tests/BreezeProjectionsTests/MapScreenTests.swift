@@ -55,11 +55,12 @@ struct MapScreenTests {
         // PM2.5 at 21:00, EPA-corrected (python3): 87173 56.115 -> AQI 151 Unhealthy; 149970 6.5586 Good.
         let pm = try MapScreen.build(world, Self.params("ana", F.troyNow, metric: "pm25"))
         #expect(pm.unit == "µg/m³")
-        #expect(pm.pins.map(\.value) == [6.6, 56.1] && pm.pins.map(\.label) == ["6.6", "56.1"])
+        // Shown truncated to 0.1, as the AQI uses it (domain.md 1.1): 6.5586 -> 6.5, 56.115 -> 56.1.
+        #expect(pm.pins.map(\.value) == [6.5, 56.1] && pm.pins.map(\.label) == ["6.5", "56.1"])
         #expect(pm.pins.map(\.category) == ["good", "unhealthy"] && pm.pins.map(\.colour) == ["#00E400", "#FF0000"])
         // Uncorrected (bo): 149970 7.5858, 87173 102.62; AQI 42 and 150.
         let pmRaw = try MapScreen.build(world, Self.params("bo", F.troyNow, metric: "pm25"))
-        #expect(pmRaw.pins.map(\.value) == [7.6, 102.6])
+        #expect(pmRaw.pins.map(\.value) == [7.5, 102.6])
         let aqiRaw = try MapScreen.build(world, Self.params("bo", F.troyNow))
         #expect(aqiRaw.pins.map(\.value) == [42, 150] && aqiRaw.pins.map(\.category) == ["good", "usg"])
         // Temperature: 24.72 C and 24.06 C (housing - 8 F), 76.5 F and 75.3 F; band "warm" (24-30 C).
