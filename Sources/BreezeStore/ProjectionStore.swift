@@ -9,7 +9,8 @@ import BreezeCrypto
 /// in: incremental catch-up from any checkpoint equals a full rebuild (tested in `ProjectionTests`).
 ///
 /// When `projectionVersion` changes (the mapping from events to rows changed), `catchUpProjection` rebuilds
-/// into `*_next` tables in chunks, while readers keep reading the current tables, and swaps them in one
+/// into shadow tables private to that rebuild (`proj_*_next_<random>`) in chunks, while readers keep reading
+/// the current tables, and swaps them in one
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
