@@ -14,7 +14,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 1
+    public static let projectionVersion: Int64 = 2
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
 
@@ -96,13 +96,14 @@ extension EventLog {
     private func applyProjection(afterSeq: Int64, suffix: String) throws -> (Int, Int64) {
         let rows = try page(afterSeq: afterSeq, limit: EventLog.projectionChunk, maxBytes: 64 << 20)
         guard let last = rows.last?.seq else { return (0, afterSeq) }
-        let upsertReading = try db.cached("""
-            INSERT INTO proj_readings\(suffix)(source, sensor, time, quantity, value, hlc, origin, epoch, counter)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(source, sensor, time, quantity) DO UPDATE SET value = excluded.value, hlc = excluded.hlc,
-              origin = excluded.origin, epoch = excluded.epoch, counter = excluded.counter
-            WHERE (excluded.hlc, excluded.origin, excluded.epoch, excluded.counter) > (hlc, origin, epoch, counter)
+        // One row per (source, sensor, time): the quantities of all events for that moment, each the
+        // last-writer-wins value by stamp (`ReadingCell`). Usually the first insert succeeds; only when the
+        // row exists is it read, merged and written back.
+        let insertReading = try db.cached("""
+            INSERT INTO proj_readings\(suffix)(source, sensor, time, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
             """)
+        let selectReading = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND time = ?")
+        let updateReading = try db.cached("UPDATE proj_readings\(suffix) SET data = ? WHERE source = ? AND sensor = ? AND time = ?")
         let upsertSensor = try db.cached("""
             INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -129,15 +130,27 @@ extension EventLog {
                   let body = try? e.body() else { continue }
             switch body {
             case .reading(let r):
-                for m in r.values where m.value.isFinite {
-                    upsertReading.reset()
-                    try upsertReading.bind(1, r.source)
-                    try upsertReading.bind(2, r.sensor)
-                    try upsertReading.bind(3, r.time)
-                    try upsertReading.bind(4, m.quantity)
-                    try upsertReading.bind(5, m.value)
-                    try bindStamp(upsertReading, 6, e)
-                    try upsertReading.run()
+                let cell = ReadingCell(r.values.filter { $0.value.isFinite }.map { ($0.quantity, $0.value, e.stamp) })
+                guard !cell.entries.isEmpty else { continue }
+                insertReading.reset()
+                try insertReading.bind(1, r.source)
+                try insertReading.bind(2, r.sensor)
+                try insertReading.bind(3, r.time)
+                try insertReading.bind(4, cell.encoded)
+                try insertReading.run()
+                if db.changes == 0 {
+                    selectReading.reset()
+                    try selectReading.bind(1, r.source)
+                    try selectReading.bind(2, r.sensor)
+                    try selectReading.bind(3, r.time)
+                    let existing = try selectReading.first { $0.blob(0) } ?? []
+                    let merged = ReadingCell(decoding: existing).merged(with: cell)
+                    updateReading.reset()
+                    try updateReading.bind(1, merged.encoded)
+                    try updateReading.bind(2, r.source)
+                    try updateReading.bind(3, r.sensor)
+                    try updateReading.bind(4, r.time)
+                    try updateReading.run()
                 }
             case .sensorRegistered(let s):
                 upsertSensor.reset()
@@ -202,19 +215,14 @@ extension EventLog {
     public func projectedReadings(source: String, sensor: String, from: Int64, to: Int64) throws(StoreError) -> [(time: Int64, values: [String: Double])] {
         do {
             let q = try db.cached("""
-                SELECT time, quantity, value FROM proj_readings
-                WHERE source = ? AND sensor = ? AND time >= ? AND time < ? ORDER BY time, quantity
+                SELECT time, data FROM proj_readings WHERE source = ? AND sensor = ? AND time >= ? AND time < ? ORDER BY time
                 """)
             try q.bind(1, source)
             try q.bind(2, sensor)
             try q.bind(3, from)
             try q.bind(4, to)
             var out: [(time: Int64, values: [String: Double])] = []
-            while try q.step() {
-                let t = q.int(0)
-                if out.last?.time != t { out.append((t, [:])) }
-                out[out.count - 1].values[q.text(1)] = q.double(2)
-            }
+            while try q.step() { out.append((q.int(0), ReadingCell.values(q.blob(1)))) }
             return out
         } catch { throw StoreError.from(error, path: path) }
     }
@@ -250,7 +258,7 @@ extension EventLog {
     public func projectionDigest() throws(StoreError) -> String {
         do {
             var w = ByteWriter()
-            for (t, order) in [("proj_sensors", "source, sensor"), ("proj_readings", "source, sensor, time, quantity"), ("proj_facts", "kind, key")] {
+            for (t, order) in [("proj_sensors", "source, sensor"), ("proj_readings", "source, sensor, time"), ("proj_facts", "kind, key")] {
                 let q = try db.prepare("SELECT * FROM \(t) ORDER BY \(order)")
                 while try q.step() {
                     for c in 0..<q.columnCount {
@@ -261,5 +269,64 @@ extension EventLog {
             }
             return Digest.hex(Digest.blake2b(w.bytes, length: 32))
         } catch { throw StoreError.from(error, path: path) }
+    }
+}
+
+/// The quantities of one (source, sensor, time): for each, the value of the event with the greatest stamp.
+/// Encoded sorted by quantity, so equal cells have equal bytes:
+/// `list<(string quantity, f64 value, u64 hlc, u64 replica, varint epoch, varint counter)>`.
+struct ReadingCell {
+    var entries: [(quantity: String, value: Double, stamp: Stamp)]
+
+    init(_ entries: [(String, Double, Stamp)]) {
+        // Sort by quantity, greatest stamp first within a quantity, and keep the first of each quantity.
+        let sorted = entries.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.2 > $1.2 }
+        var out: [(quantity: String, value: Double, stamp: Stamp)] = []
+        out.reserveCapacity(sorted.count)
+        for (q, v, s) in sorted where out.last?.quantity != q { out.append((q, v, s)) }
+        self.entries = out
+    }
+
+    /// Only the quantities and values of an encoded cell (what screens read), skipping the stamps.
+    static func values(_ bytes: [UInt8]) -> [String: Double] {
+        var r = ByteReader(bytes)
+        var out: [String: Double] = [:]
+        guard let n = try? r.count(limit: r.remaining) else { return out }
+        out.reserveCapacity(n)
+        for _ in 0..<n {
+            guard let q = try? r.string(), let v = try? r.f64(), (try? r.raw(16)) != nil,
+                  (try? r.varint()) != nil, (try? r.varint()) != nil else { break }
+            out[q] = v
+        }
+        return out
+    }
+
+    init(decoding bytes: [UInt8]) {
+        var r = ByteReader(bytes)
+        var out: [(String, Double, Stamp)] = []
+        if let n = try? r.count(limit: r.remaining) {
+            for _ in 0..<n {
+                guard let q = try? r.string(), let v = try? r.f64(), let h = try? r.u64(), let rep = try? r.u64(),
+                      let ep = try? r.varint(), let c = try? r.varint() else { break }
+                out.append((q, v, Stamp(hlc: HLC(rawValue: h), id: EventID(origin: Origin(replica: ReplicaID(rawValue: rep),
+                                                                                    epoch: UInt32(clamping: ep)), counter: c))))
+            }
+        }
+        self.init(out)
+    }
+
+    var encoded: [UInt8] {
+        var w = ByteWriter(capacity: 16 + entries.count * 40)
+        w.varint(UInt64(entries.count))
+        for e in entries {
+            w.string(e.quantity); w.f64(e.value); w.u64(e.stamp.hlc.rawValue); w.u64(e.stamp.id.origin.replica.rawValue)
+            w.varint(UInt64(e.stamp.id.origin.epoch)); w.varint(e.stamp.id.counter)
+        }
+        return w.bytes
+    }
+
+    /// Per quantity, the entry with the greater stamp (commutative, associative, idempotent).
+    func merged(with other: ReadingCell) -> ReadingCell {
+        ReadingCell(entries.map { ($0.quantity, $0.value, $0.stamp) } + other.entries.map { ($0.quantity, $0.value, $0.stamp) })
     }
 }

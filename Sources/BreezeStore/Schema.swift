@@ -64,9 +64,8 @@ enum Schema {
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(source, sensor)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS proj_readings\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, time INTEGER NOT NULL,
-            quantity TEXT NOT NULL, value REAL NOT NULL,
-            hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
-            PRIMARY KEY(source, sensor, time, quantity)) WITHOUT ROWID;
+            data BLOB NOT NULL,   -- ReadingCell: per quantity the winning value and its stamp
+            PRIMARY KEY(source, sensor, time)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS proj_facts\(suffix)(kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(kind, key)) WITHOUT ROWID;

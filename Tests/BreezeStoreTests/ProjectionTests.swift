@@ -103,3 +103,18 @@ struct ProjectionRebuildRaceTests {
         #expect(leftovers == 0)
     }
 }
+
+struct ReadingCellTests {
+    @Test func cellsMergePerQuantityByStampInAnyOrder() {
+        let o = Origin(replica: ReplicaID(rawValue: 1), epoch: 1)
+        func st(_ h: UInt64, _ c: UInt64) -> Stamp { Stamp(hlc: HLC(rawValue: h), id: EventID(origin: o, counter: c)) }
+        let a = ReadingCell([("pm25", 1, st(5, 1)), ("humidity", 40, st(5, 1))])
+        let b = ReadingCell([("pm25", 2, st(6, 2))])
+        let c = ReadingCell([("pm25", 9, st(4, 3)), ("o3", 30, st(4, 3))])
+        let abc = a.merged(with: b).merged(with: c), cba = c.merged(with: b).merged(with: a)
+        #expect(abc.encoded == cba.encoded)
+        #expect(ReadingCell.values(abc.encoded) == ["pm25": 2, "humidity": 40, "o3": 30])
+        #expect(ReadingCell(decoding: abc.encoded).encoded == abc.encoded)
+        #expect(abc.merged(with: abc).encoded == abc.encoded)
+    }
+}
