@@ -64,7 +64,7 @@ public enum AQSImporter: Importer {
         guard let code = row.code else { out.skip(line: line, "missing parameter_code"); return }
         guard let p = parameters[code] else {
             let name = row.parameterName.map { " (\($0))" } ?? ""
-            out.skipOnce(key: code, line: line, "unknown parameter \(code)\(name) skipped (all its rows)"); return
+            out.skipOnce(key: code, line: line, "unknown parameter \(code)\(name) skipped"); return
         }
         let name: String
         if let n = row.siteName { name = n }

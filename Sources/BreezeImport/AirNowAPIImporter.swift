@@ -67,7 +67,7 @@ public enum AirNowAPIImporter: Importer {
         guard let sensor = row.sensor else { out.skip(line: line, "missing site AQS code"); return }
         guard let parameter = row.parameter else { out.skip(line: line, "missing parameter"); return }
         guard let q = parameters[parameter.uppercased()] else {
-            out.skipOnce(key: parameter.uppercased(), line: line, "unknown parameter '\(parameter)' skipped (all its rows)")
+            out.skipOnce(key: parameter.uppercased(), line: line, "unknown parameter '\(parameter)' skipped")
             return
         }
         let lat = row.latitude ?? options.at?.latitude, lon = row.longitude ?? options.at?.longitude

@@ -55,7 +55,7 @@ public enum AirNowTechCSVImporter: Importer {
             let upper = param.uppercased()
             let code = row[cParamCode] ?? String(upper.split(separator: "-").last ?? "")
             guard let mapping = paramMap[upper] ?? paramMap[String(upper.split(separator: "-").first ?? "")] else {
-                out.skipOnce(key: "param:" + upper, line: line, "unknown parameter '\(param)' skipped (all its rows)")
+                out.skipOnce(key: "param:" + upper, line: line, "unknown parameter '\(param)' skipped")
                 continue
             }
             out.register(SensorRegistration(sensor: sensor, name: row[cName] ?? sensor, source: "airnow", kind: "monitor",
@@ -127,9 +127,9 @@ struct MonitorCollector {
         issues.append(ImportIssue(file: file, line: line, reason: reason))
     }
 
-    /// Reports a skipped row only the first time `key` is seen (unknown parameters are reported once).
+    /// Reports a row skipped for a reason shared by many rows (an unknown parameter): every row counts in
+    /// the summary; `breeze import` groups them under one reason.
     mutating func skipOnce(key: String, line: Int, _ reason: String) {
-        guard once.insert(key).inserted else { return }
         skip(line: line, reason)
     }
 

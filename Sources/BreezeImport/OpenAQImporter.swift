@@ -82,7 +82,7 @@ public enum OpenAQImporter: Importer {
         guard let sensor = MonitorJSON.string(o["sensorsId"]) ?? options.sensor else { return }
         guard let name = MonitorJSON.string(parameter?["name"]) else { out.skip(line: line, "missing parameter name"); return }
         guard let quantity = quantities[name.lowercased()] else {
-            out.skipOnce(key: name.lowercased(), line: line, "unknown parameter '\(name)' skipped (all its rows)"); return
+            out.skipOnce(key: name.lowercased(), line: line, "unknown parameter '\(name)' skipped"); return
         }
         let period = o["period"] as? [String: Any]
         func utc(_ key: String) -> Int64? {

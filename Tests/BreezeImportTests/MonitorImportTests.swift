@@ -96,7 +96,7 @@ struct AirNowTechCSVImporterTests {
         #expect(monRegistrations(bare).first?.latitude == nil)
     }
 
-    @Test func unknownParametersAreReportedOnceAndUnitsAreConverted() throws {
+    @Test func unknownParametersAreReportedForEveryRowAndUnitsAreConverted() throws {
         let csv = """
         Agency,Site,Site AQS,Param,Param AQS,POC,Method,Duration,Date (UTC),Time (UTC),Date (LST),Time (LST),Offset (LST),Value,Unit,QC Code
         OAQ,Test,60371103,CO,42101,1,554,1 Hr,8/1/2019,5:00,8/1/2019,0:00,-05:00,0.2,PPM,0
@@ -110,7 +110,7 @@ struct AirNowTechCSVImporterTests {
         let r = try AirNowTechCSVImporter.parse(monBytes(csv), file: "t.csv", options: ImportOptions())
         #expect(r.rowsRead == 7)
         #expect(r.issues.map(\.description) == [
-            "t.csv:2: unknown parameter 'CO' skipped (all its rows)",
+            "t.csv:2: unknown parameter 'CO' skipped", "t.csv:3: unknown parameter 'CO' skipped",   // every row counts
             "t.csv:6: no values", "t.csv:7: no values", "t.csv:8: unit 'PPM3' not supported for NO2",
         ])
         // The AQS id lost its leading zero (a spreadsheet); it is padded back to 9 digits.
@@ -203,7 +203,7 @@ struct AirNowAPIImporterTests {
         // A -999 NowCast with a present raw value keeps the raw value only.
         #expect(monValues(monReading(r, sensor: "320030044", at: 1_781_038_800)) == ["pm25": 4.1])
         #expect(monReadings(r).count == 3)
-        #expect(r.issues.map(\.description) == ["data.json:3: no values", "data.json:4: unknown parameter 'CO' skipped (all its rows)"])
+        #expect(r.issues.map(\.description) == ["data.json:3: no values", "data.json:4: unknown parameter 'CO' skipped"])
         #expect(monRegistrations(r) == [
             SensorRegistration(sensor: "320030044", name: "Example Site", source: "airnow", kind: "monitor",
                                latitude: 36.07, longitude: -115.24, timeZone: nil),
@@ -305,7 +305,7 @@ struct AQSImporterTests {
         #expect(r.issues.map(\.description) == [
             "\(file):\(l(2)): duplicate pm25 for this sensor and hour: line \(l(3)) preferred",
             "\(file):\(l(5)): no values",
-            "\(file):\(l(7)): unknown parameter 42101 (Carbon monoxide) skipped (all its rows)",
+            "\(file):\(l(7)): unknown parameter 42101 (Carbon monoxide) skipped",
             "\(file):\(l(8)): sample_duration '24 HOUR' is not hourly",
         ])
     }
@@ -405,7 +405,7 @@ struct OpenAQImporterTests {
         #expect(monReadings(r).count == 1)
         #expect(r.issues.map(\.description) == [
             "h.json:3: no values",
-            "h.json:4: unknown parameter 'so2' skipped (all its rows)",
+            "h.json:4: unknown parameter 'so2' skipped",
             "h.json:5: period '1day' is longer than an hour",
             "h.json:7: units 'µg/m³' not supported for o3",
         ])
