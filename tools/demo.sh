@@ -50,6 +50,7 @@ for _ in $(seq 100); do [[ $(hash "$BREEZE_DB") == $(hash "$demo_dir/phone.db") 
 for db in "$BREEZE_DB" "$demo_dir/phone.db"; do
   printf '%-40s state hash %s\n' "$db" "$(hash "$db")"
 done
+sleep 1.5   # the node refreshes what `status` shows once a second
 step status
 cleanup
 trap - EXIT INT TERM
