@@ -14,6 +14,7 @@ public enum BreezeCLI {
           watch add|remove SENSOR               add or remove a watched sensor (alerts)
           alert set [--category C] [--on-clear notify|silent] [--enabled true|false]
                                                 C: good|moderate|usg|unhealthy|very-unhealthy|hazardous
+          alert test [--sensor ID]              request a test alert
           unit set celsius|fahrenheit           temperature unit
           source list                           data sources, enabled or not, and corrections
           source enable|disable SOURCE          turn a data source on or off

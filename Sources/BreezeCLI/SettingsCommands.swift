@@ -6,6 +6,7 @@ enum SettingsCommands {
     static let alertUsage = """
         usage: breeze alert set [--category good|moderate|usg|unhealthy|very-unhealthy|hazardous] \
         [--on-clear notify|silent] [--enabled true|false] [--user ID] [--db PATH] [--json]
+               breeze alert test [--sensor ID]   request a test alert (shown on the alerts screen)
         """
     static let unitUsage = "usage: breeze unit set celsius|fahrenheit [--user ID] [--db PATH] [--json]"
     static let sourceUsage = """
@@ -14,9 +15,18 @@ enum SettingsCommands {
         """
 
     static func alert(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["category", "on-clear", "enabled"], usage: alertUsage)
-        _ = try a.expect(["set"])
-        guard a.positionals[0] == "set" else { throw .usage("expected 'set', not '\(a.positionals[0])'", alertUsage) }
+        let a = try Arguments(args, valued: ["category", "on-clear", "enabled", "sensor"], usage: alertUsage)
+        _ = try a.expect(["set|test"])
+        if a.positionals[0] == "test" {
+            guard a.options.keys.allSatisfy({ $0 == "sensor" }) else { throw .usage("alert test takes only --sensor", alertUsage) }
+            let sensor = try a.options["sensor"].map { s throws(CLIError) in try SetCommand.validateSensor(s) }
+            let stream = try ctx.userStream()
+            let e = try ctx.withLog { try $0.append(.testAlert(sensor: sensor), to: stream) }
+            SetCommand.report(e, ctx, text: "test alert requested for \(ctx.user)" + (sensor.map { " (sensor \($0))" } ?? ""))
+            return
+        }
+        guard a.positionals[0] == "set" else { throw .usage("expected 'set' or 'test', not '\(a.positionals[0])'", alertUsage) }
+        guard a.options["sensor"] == nil else { throw .usage("--sensor goes with 'alert test'", alertUsage) }
         var change = AlertChange()
         if let c = a.options["category"] {
             guard let v = AQICategory(name: c) else {

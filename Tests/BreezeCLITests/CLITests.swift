@@ -42,6 +42,7 @@ struct CLITests {
         #expect(h.run(["source", "disable", "airnow"]).code == 0)
         #expect(h.run(["source", "correct", "purpleair", "lrapa"]).code == 0)
         #expect(h.run(["--user", "bo", "favourite", "add", "x"]).code == 0)
+        #expect(h.run(["alert", "test", "--sensor", "131075"]).code == 0)
         let state = h.run(["state", "--json"])
         #expect(state.code == 0)
         let json = state.out.joined()
@@ -53,7 +54,8 @@ struct CLITests {
         #expect(json.contains(#"{"id":"purpleair","enabled":true,"correction":"lrapa"}"#))
         #expect(h.run(["state", "--json", "--user", "bo"]).out.joined().contains(#""favourites":["x"]"#))
         let log = h.run(["log", "--json", "--stream", "user:me"])
-        #expect(log.out.count == 8)
+        #expect(log.out.count == 9)
+        #expect(log.out[8].contains(#""type":"alert.test""#) && log.out[8].contains(#""sensor":"131075""#))
         for (i, line) in log.out.enumerated() {
             for field in ["\"id\":", "\"origin\":", "\"counter\":\(i + 1)", "\"stream\":\"user:me\"", "\"hlc\":", "\"type\":", "\"payload\":{"] {
                 #expect(line.contains(field), "line \(i) lacks \(field): \(line)")
@@ -89,6 +91,8 @@ struct CLITests {
             (["alert", "set", "--enabled", "maybe"], 1, "--enabled 'maybe'"),
             (["alert", "set", "--colour", "red"], 2, "unknown option --colour"),
             (["alert", "get"], 2, "expected 'set'"),
+            (["alert", "test", "--category", "usg"], 2, "alert test takes only --sensor"),
+            (["alert", "test", "--sensor", "a b"], 1, "SENSOR 'a b'"),
             (["unit", "set", "kelvin"], 1, "unit 'kelvin'"),
             (["unit", "set"], 2, "missing celsius|fahrenheit"),
             (["source", "enable", "myspace"], 1, "source 'myspace' is unknown"),
