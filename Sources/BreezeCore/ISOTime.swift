@@ -15,6 +15,16 @@ public enum ISOTime {
         return (m <= 2 ? y + 1 : y, Int(m), Int(d))
     }
 
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`), the inverse
+    /// of `civil(days:)`. The caller validates the date.
+    public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        return era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+    }
+
     /// Formats milliseconds since the epoch as ISO 8601 UTC with milliseconds.
     public static func format(millis: Int64) -> String {
         let secs = millis >= 0 ? millis / 1000 : (millis - 999) / 1000

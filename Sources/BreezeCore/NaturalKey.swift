@@ -21,12 +21,8 @@ extension NaturalKey {
     /// out and compared by their date rather than by a hash of it.
     public static func dayNumber(_ date: String) -> Int64 {
         let p = date.split(separator: "-").map { Int64($0) }
-        guard p.count == 3, let y0 = p[0], let m = p[1], let d = p[2], (1...12).contains(m), (1...31).contains(d) else { return 0 }
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        return era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+        guard p.count == 3, let y = p[0], let m = p[1], let d = p[2], (1...12).contains(m), (1...31).contains(d) else { return 0 }
+        return ISOTime.days(year: y, month: m, day: d)
     }
 }
 
@@ -52,4 +48,28 @@ extension EventBody {
 
     /// The type names that carry facts.
     public static let factTypes: Set<String> = ["reading", "sensor.register", "pollen.forecast", "temperature.daily", "biomarker.reading"]
+}
+
+extension EventBody {
+    /// Where a projection keeps this fact, other than readings and sensors: kind and a key whose text order is
+    /// the screens' reading order. Pollen by place and date (`"<lat>,<lon>|<YYYY-MM-DD>"`), daily
+    /// temperatures by station and date (`"<station>|<YYYY-MM-DD>"`), biomarker readings by user, type and
+    /// time (`"<user>|<type>|<sortable time>"`). The SQLite projection and the in-memory one both use this,
+    /// so they cannot disagree.
+    public func projectionFactKey(stream: StreamID) -> (kind: String, key: String)? {
+        switch self {
+        case .pollenForecast(let p): return ("pollen", "\(p.latitude),\(p.longitude)|\(p.date)")
+        case .dailyTemperature(let t): return ("temperature", "\(t.station)|\(t.date)")
+        case .biomarkerReading(let b):
+            guard let user = stream.userID else { return nil }
+            return ("biomarker", "\(user)|\(b.readingType)|\(EventBody.sortableTime(b.time))")
+        default: return nil
+        }
+    }
+
+    /// A time as 16 hex digits that sort in time order (sign bit flipped), for key-prefix range scans.
+    public static func sortableTime(_ t: Int64) -> String {
+        let s = String(UInt64(bitPattern: t) ^ (1 << 63), radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
 }

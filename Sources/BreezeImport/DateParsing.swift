@@ -1,14 +1,10 @@
+import BreezeCore
+
 /// Dates and times as the data files write them, to Unix seconds (UTC) or `YYYY-MM-DD`, without Foundation.
 public enum DateParsing {
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    /// Days since 1970-01-01 of a proleptic Gregorian date (`ISOTime.days`).
     public static func days(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        ISOTime.days(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
     static func isValid(year: Int, month: Int, day: Int) -> Bool {

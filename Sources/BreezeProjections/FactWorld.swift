@@ -29,13 +29,9 @@ public struct FactWorld: WorldReader {
                 points[k, default: [:]][r.time, default: [:]][m.quantity] =
                     .merge(points[k]?[r.time]?[m.quantity], LWWRegister(m.value, stamp: stamp))
             }
-        case .pollenForecast(let p):
-            put("pollen", "\(p.latitude),\(p.longitude)|\(p.date)", body, stamp)
-        case .dailyTemperature(let t):
-            put("temperature", "\(t.station)|\(t.date)", body, stamp)
-        case .biomarkerReading(let b):
-            guard let user = e.stream.userID else { return }
-            put("biomarker", "\(user)|\(b.readingType)|\(FactWorld.sortableTime(b.time))", body, stamp)
+        case .pollenForecast, .dailyTemperature, .biomarkerReading:
+            guard let (kind, key) = body.projectionFactKey(stream: e.stream) else { return }
+            put(kind, key, body, stamp)
         default:
             if case .user(let id) = e.stream { users[id, default: UserState()].apply(e) }
         }
@@ -44,12 +40,6 @@ public struct FactWorld: WorldReader {
     private mutating func put(_ kind: String, _ key: String, _ body: EventBody, _ stamp: Stamp) {
         let k = kind + "\u{0}" + key
         factRows[k] = .merge(factRows[k], LWWRegister(body, stamp: stamp))
-    }
-
-    /// A time as text that sorts in time order (the same form as the SQLite projection's keys).
-    public static func sortableTime(_ t: Int64) -> String {
-        let s = String(UInt64(bitPattern: t) ^ (1 << 63), radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
     }
 
     public func sensors() throws -> [SensorRegistration] {

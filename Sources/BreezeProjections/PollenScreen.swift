@@ -197,14 +197,9 @@ enum FactScreenCalendar {
         return (Int(c.year), c.month, c.day)
     }
 
-    /// Unix seconds of 00:00 UTC on a day (Howard Hinnant's `days_from_civil`).
+    /// Unix seconds of 00:00 UTC on a day.
     static func startOfDay(_ d: Day) -> Int64 {
-        let y = Int64(d.month <= 2 ? d.year - 1 : d.year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(d.month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(d.day) - 1
-        return (era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468) * 86_400
+        ISOTime.days(year: Int64(d.year), month: Int64(d.month), day: Int64(d.day)) * 86_400
     }
 
     /// A strict `YYYY-MM-DD` that exists in the Gregorian calendar, or nil.

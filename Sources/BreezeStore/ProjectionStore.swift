@@ -164,7 +164,7 @@ extension EventLog {
                 try bindStamp(upsertSensor, 8, e)
                 try upsertSensor.run()
             default:
-                guard let (kind, key) = EventLog.factRowKey(body, stream: e.stream) else { continue }
+                guard let (kind, key) = body.projectionFactKey(stream: e.stream) else { continue }
                 upsertFact.reset()
                 try upsertFact.bind(1, kind)
                 try upsertFact.bind(2, key)
@@ -174,25 +174,6 @@ extension EventLog {
             }
         }
         return (rows.count, last)
-    }
-
-    /// Kind and key of a fact kept in `proj_facts`: pollen by place and date, daily temperatures by station
-    /// and date, biomarker readings by user, type and time.
-    static func factRowKey(_ body: EventBody, stream: StreamID) -> (String, String)? {
-        switch body {
-        case .pollenForecast(let p): return ("pollen", "\(p.latitude),\(p.longitude)|\(p.date)")
-        case .dailyTemperature(let t): return ("temperature", "\(t.station)|\(t.date)")
-        case .biomarkerReading(let b):
-            guard let user = stream.userID else { return nil }
-            return ("biomarker", "\(user)|\(b.readingType)|\(Self.sortableTime(b.time))")
-        default: return nil
-        }
-    }
-
-    /// A time as text that sorts in time order (for key-prefix range scans).
-    static func sortableTime(_ t: Int64) -> String {
-        let s = String(UInt64(bitPattern: t) ^ (1 << 63), radix: 16)
-        return String(repeating: "0", count: 16 - s.count) + s
     }
 
     // MARK: Queries (screens read these)
