@@ -52,7 +52,8 @@ let package = Package(
         .testTarget(name: "BreezeImportTests", dependencies: ["BreezeImport", "BreezeCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections"]),
+        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections",
+                                                       "BreezeTestSupport"]),
     ]
 )
 

@@ -1,18 +1,10 @@
 import Testing
 @preconcurrency import Glibc
+import BreezeTestSupport
 
 /// End-to-end: the built `breeze` executable, real arguments, real exit codes.
 struct BinaryTests {
-    static func binary() -> String {
-        var exe = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &exe, 4095)
-        var dir = String(decoding: exe[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        while !dir.isEmpty {
-            dir = String(dir[..<(dir.lastIndex(of: "/") ?? dir.startIndex)])
-            if access(dir + "/breeze", X_OK) == 0 { return dir + "/breeze" }
-        }
-        return ".build/debug/breeze"
-    }
+    static func binary() -> String { productsDirectory() + "/breeze" }
 
     /// Runs the binary; returns exit code, stdout and stderr.
     static func run(_ args: [String], env: [String] = []) -> (Int32, String, String) {

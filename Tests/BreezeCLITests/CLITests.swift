@@ -3,16 +3,13 @@ import BreezeCore
 import BreezeStore
 @testable import BreezeCLI
 @preconcurrency import Glibc
+import BreezeTestSupport
 
 /// Runs a command in-process against a temporary database.
 final class Harness {
-    let dir: String
+    private let temp = TempDir()
+    var dir: String { temp.path }
     var db: String { dir + "/b.db" }
-    init() {
-        var t = Array("/tmp/breeze-cli-XXXXXX".utf8CString)
-        dir = String(cString: mkdtemp(&t)!)
-    }
-    deinit { _ = system("rm -rf '\(dir)'") }
 
     @discardableResult
     func run(_ args: [String], env: [String: String]? = nil) -> (code: Int32, out: [String], err: [String]) {
