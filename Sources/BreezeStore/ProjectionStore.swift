@@ -14,7 +14,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 2
+    public static let projectionVersion: Int64 = 3
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
 
@@ -96,14 +96,11 @@ extension EventLog {
     private func applyProjection(afterSeq: Int64, suffix: String) throws -> (Int, Int64) {
         let rows = try page(afterSeq: afterSeq, limit: EventLog.projectionChunk, maxBytes: 64 << 20)
         guard let last = rows.last?.seq else { return (0, afterSeq) }
-        // One row per (source, sensor, time): the quantities of all events for that moment, each the
-        // last-writer-wins value by stamp (`ReadingCell`). Usually the first insert succeeds; only when the
-        // row exists is it read, merged and written back.
-        let insertReading = try db.cached("""
-            INSERT INTO proj_readings\(suffix)(source, sensor, time, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """)
-        let selectReading = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND time = ?")
-        let updateReading = try db.cached("UPDATE proj_readings\(suffix) SET data = ? WHERE source = ? AND sensor = ? AND time = ?")
+        // Readings go to hour buckets (`ReadingBucket`): this page's values are grouped per bucket first, then
+        // each touched bucket is read once, merged and written once, in key order (B-tree locality).
+        let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
+        let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, data) VALUES (?, ?, ?, ?)")
+        var pending: [BucketKey: [ReadingBucket.Entry]] = [:]
         let upsertSensor = try db.cached("""
             INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -130,28 +127,13 @@ extension EventLog {
                   let body = try? e.body() else { continue }
             switch body {
             case .reading(let r):
-                let cell = ReadingCell(r.values.filter { $0.value.isFinite }.map { ($0.quantity, $0.value, e.stamp) })
-                guard !cell.entries.isEmpty else { continue }
-                insertReading.reset()
-                try insertReading.bind(1, r.source)
-                try insertReading.bind(2, r.sensor)
-                try insertReading.bind(3, r.time)
-                try insertReading.bind(4, cell.encoded)
-                try insertReading.run()
-                if db.changes == 0 {
-                    selectReading.reset()
-                    try selectReading.bind(1, r.source)
-                    try selectReading.bind(2, r.sensor)
-                    try selectReading.bind(3, r.time)
-                    let existing = try selectReading.first { $0.blob(0) } ?? []
-                    let merged = ReadingCell(decoding: existing).merged(with: cell)
-                    updateReading.reset()
-                    try updateReading.bind(1, merged.encoded)
-                    try updateReading.bind(2, r.source)
-                    try updateReading.bind(3, r.sensor)
-                    try updateReading.bind(4, r.time)
-                    try updateReading.run()
+                let stamp = e.stamp
+                let entries = r.values.compactMap { m in
+                    m.value.isFinite ? ReadingBucket.Entry(time: r.time, quantity: m.quantity, value: m.value, stamp: stamp) : nil
                 }
+                guard !entries.isEmpty else { continue }
+                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
+                    .append(contentsOf: entries)
             case .sensorRegistered(let s):
                 upsertSensor.reset()
                 try upsertSensor.bind(1, s.source)
@@ -172,6 +154,25 @@ extension EventLog {
                 try bindStamp(upsertFact, 4, e)
                 try upsertFact.run()
             }
+        }
+        for key in pending.keys.sorted() {
+            var entries = pending[key]!
+            selectBucket.reset()
+            try selectBucket.bind(1, key.source)
+            try selectBucket.bind(2, key.sensor)
+            try selectBucket.bind(3, key.hour)
+            if let stored = try selectBucket.first({ $0.blob(0) }) {
+                do { entries += try ReadingBucket(decoding: stored).entries } catch {
+                    throw StoreError(.corrupt, "\(path): the projected readings of \(key.source):\(key.sensor) at hour \(key.hour) "
+                                     + "do not decode (\(error)); run `breeze verify`")
+                }
+            }
+            writeBucket.reset()
+            try writeBucket.bind(1, key.source)
+            try writeBucket.bind(2, key.sensor)
+            try writeBucket.bind(3, key.hour)
+            try writeBucket.bind(4, ReadingBucket(merging: entries).encoded)
+            try writeBucket.run()
         }
         return (rows.count, last)
     }
@@ -194,28 +195,37 @@ extension EventLog {
 
     /// A sensor's values with `from <= time < to`, in time order, one dictionary of quantities per time.
     public func projectedReadings(source: String, sensor: String, from: Int64, to: Int64) throws(StoreError) -> [(time: Int64, values: [String: Double])] {
+        guard from < to else { return [] }
         do {
-            let q = try db.cached("""
-                SELECT time, data FROM proj_readings WHERE source = ? AND sensor = ? AND time >= ? AND time < ? ORDER BY time
-                """)
+            let q = try db.cached("SELECT data FROM proj_readings WHERE source = ? AND sensor = ? AND hour >= ? AND hour <= ? ORDER BY hour")
+            defer { q.reset() }
             try q.bind(1, source)
             try q.bind(2, sensor)
-            try q.bind(3, from)
-            try q.bind(4, to)
+            try q.bind(3, ReadingBucket.hour(from))
+            try q.bind(4, ReadingBucket.hour(to - 1))
             var out: [(time: Int64, values: [String: Double])] = []
-            while try q.step() { out.append((q.int(0), ReadingCell.values(q.blob(1)))) }
+            while try q.step() { try ReadingBucket.readValues(q.blob(0), from: from, to: to, into: &out) }
             return out
+        } catch let e as DecodingError {
+            throw StoreError(.corrupt, "\(path): projected readings of \(source):\(sensor) do not decode (\(e)); run `breeze verify`")
         } catch { throw StoreError.from(error, path: path) }
     }
 
     /// The time of a sensor's latest reading at or before `at`, if any.
     public func latestReadingTime(source: String, sensor: String, at: Int64) throws(StoreError) -> Int64? {
         do {
-            let q = try db.cached("SELECT max(time) FROM proj_readings WHERE source = ? AND sensor = ? AND time <= ?")
+            let q = try db.cached("SELECT data FROM proj_readings WHERE source = ? AND sensor = ? AND hour <= ? ORDER BY hour DESC")
+            defer { q.reset() }
             try q.bind(1, source)
             try q.bind(2, sensor)
-            try q.bind(3, at)
-            return try q.first { $0.isNull(0) ? nil : $0.int(0) } ?? nil
+            try q.bind(3, ReadingBucket.hour(at))
+            // Only the bucket of `at` itself can hold nothing at or before `at`; then the one before it answers.
+            while try q.step() {
+                if let t = try ReadingBucket.latestTime(q.blob(0), atOrBefore: at) { return t }
+            }
+            return nil
+        } catch let e as DecodingError {
+            throw StoreError(.corrupt, "\(path): projected readings of \(source):\(sensor) do not decode (\(e)); run `breeze verify`")
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -239,7 +249,7 @@ extension EventLog {
     public func projectionDigest() throws(StoreError) -> String {
         do {
             var w = ByteWriter()
-            for (t, order) in [("proj_sensors", "source, sensor"), ("proj_readings", "source, sensor, time"), ("proj_facts", "kind, key")] {
+            for (t, order) in [("proj_sensors", "source, sensor"), ("proj_readings", "source, sensor, hour"), ("proj_facts", "kind, key")] {
                 let q = try db.prepare("SELECT * FROM \(t) ORDER BY \(order)")
                 while try q.step() {
                     for c in 0..<q.columnCount {
@@ -253,61 +263,11 @@ extension EventLog {
     }
 }
 
-/// The quantities of one (source, sensor, time): for each, the value of the event with the greatest stamp.
-/// Encoded sorted by quantity, so equal cells have equal bytes:
-/// `list<(string quantity, f64 value, u64 hlc, u64 replica, varint epoch, varint counter)>`.
-struct ReadingCell {
-    var entries: [(quantity: String, value: Double, stamp: Stamp)]
+/// Where a reading's values go: the sensor and the clock hour of its time.
+struct BucketKey: Hashable, Comparable {
+    let source: String
+    let sensor: String
+    let hour: Int64
 
-    init(_ entries: [(String, Double, Stamp)]) {
-        // Sort by quantity, greatest stamp first within a quantity, and keep the first of each quantity.
-        let sorted = entries.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.2 > $1.2 }
-        var out: [(quantity: String, value: Double, stamp: Stamp)] = []
-        out.reserveCapacity(sorted.count)
-        for (q, v, s) in sorted where out.last?.quantity != q { out.append((q, v, s)) }
-        self.entries = out
-    }
-
-    /// Only the quantities and values of an encoded cell (what screens read), skipping the stamps.
-    static func values(_ bytes: [UInt8]) -> [String: Double] {
-        var r = ByteReader(bytes)
-        var out: [String: Double] = [:]
-        guard let n = try? r.count(limit: r.remaining) else { return out }
-        out.reserveCapacity(n)
-        for _ in 0..<n {
-            guard let q = try? r.string(), let v = try? r.f64(), (try? r.raw(16)) != nil,
-                  (try? r.varint()) != nil, (try? r.varint()) != nil else { break }
-            out[q] = v
-        }
-        return out
-    }
-
-    init(decoding bytes: [UInt8]) {
-        var r = ByteReader(bytes)
-        var out: [(String, Double, Stamp)] = []
-        if let n = try? r.count(limit: r.remaining) {
-            for _ in 0..<n {
-                guard let q = try? r.string(), let v = try? r.f64(), let h = try? r.u64(), let rep = try? r.u64(),
-                      let ep = try? r.varint(), let c = try? r.varint() else { break }
-                out.append((q, v, Stamp(hlc: HLC(rawValue: h), id: EventID(origin: Origin(replica: ReplicaID(rawValue: rep),
-                                                                                    epoch: UInt32(clamping: ep)), counter: c))))
-            }
-        }
-        self.init(out)
-    }
-
-    var encoded: [UInt8] {
-        var w = ByteWriter(capacity: 16 + entries.count * 40)
-        w.varint(UInt64(entries.count))
-        for e in entries {
-            w.string(e.quantity); w.f64(e.value); w.u64(e.stamp.hlc.rawValue); w.u64(e.stamp.id.origin.replica.rawValue)
-            w.varint(UInt64(e.stamp.id.origin.epoch)); w.varint(e.stamp.id.counter)
-        }
-        return w.bytes
-    }
-
-    /// Per quantity, the entry with the greater stamp (commutative, associative, idempotent).
-    func merged(with other: ReadingCell) -> ReadingCell {
-        ReadingCell(entries.map { ($0.quantity, $0.value, $0.stamp) } + other.entries.map { ($0.quantity, $0.value, $0.stamp) })
-    }
+    static func < (a: BucketKey, b: BucketKey) -> Bool { (a.source, a.sensor, a.hour) < (b.source, b.sensor, b.hour) }
 }

@@ -104,17 +104,49 @@ struct ProjectionRebuildRaceTests {
     }
 }
 
-struct ReadingCellTests {
-    @Test func cellsMergePerQuantityByStampInAnyOrder() {
-        let o = Origin(replica: ReplicaID(rawValue: 1), epoch: 1)
-        func st(_ h: UInt64, _ c: UInt64) -> Stamp { Stamp(hlc: HLC(rawValue: h), id: EventID(origin: o, counter: c)) }
-        let a = ReadingCell([("pm25", 1, st(5, 1)), ("humidity", 40, st(5, 1))])
-        let b = ReadingCell([("pm25", 2, st(6, 2))])
-        let c = ReadingCell([("pm25", 9, st(4, 3)), ("o3", 30, st(4, 3))])
-        let abc = a.merged(with: b).merged(with: c), cba = c.merged(with: b).merged(with: a)
+struct ReadingBucketTests {
+    private func st(_ h: UInt64, _ c: UInt64, replica: UInt64 = 1) -> Stamp {
+        Stamp(hlc: HLC(rawValue: h), id: EventID(origin: Origin(replica: ReplicaID(rawValue: replica), epoch: 1), counter: c))
+    }
+    private func e(_ t: Int64, _ q: String, _ v: Double, _ s: Stamp) -> ReadingBucket.Entry {
+        ReadingBucket.Entry(time: t, quantity: q, value: v, stamp: s)
+    }
+
+    @Test func bucketsMergePerTimeAndQuantityByStampInAnyOrder() throws {
+        let a = ReadingBucket(merging: [e(7200, "pm25", 1, st(5, 1)), e(7200, "humidity", 40, st(5, 1))])
+        let b = ReadingBucket(merging: [e(7200, "pm25", 2, st(6, 2)), e(7320, "pm25", 3, st(6, 3))])
+        let c = ReadingBucket(merging: [e(7200, "pm25", 9, st(4, 3)), e(7200, "o3", 30, st(4, 3)), e(7320, "pm25", 8, st(6, 3, replica: 2))])
+        let abc = a.merged(with: b).merged(with: c), cba = c.merged(with: b).merged(with: a), bac = b.merged(with: a.merged(with: c))
         #expect(abc.encoded == cba.encoded)
-        #expect(ReadingCell.values(abc.encoded) == ["pm25": 2, "humidity": 40, "o3": 30])
-        #expect(ReadingCell(decoding: abc.encoded).encoded == abc.encoded)
+        #expect(abc.encoded == bac.encoded)
         #expect(abc.merged(with: abc).encoded == abc.encoded)
+        #expect(try ReadingBucket(decoding: abc.encoded).encoded == abc.encoded)
+        var out: [(time: Int64, values: [String: Double])] = []
+        try ReadingBucket.readValues(abc.encoded, from: 0, to: .max, into: &out)
+        #expect(out.map(\.time) == [7200, 7320])
+        #expect(out[0].values == ["pm25": 2, "humidity": 40, "o3": 30])
+        #expect(out[1].values == ["pm25": 8])        // equal HLC and counter: the greater replica wins the tie
+        out = []
+        try ReadingBucket.readValues(abc.encoded, from: 7201, to: 8000, into: &out)
+        #expect(out.map(\.time) == [7320])
+        #expect(try ReadingBucket.latestTime(abc.encoded, atOrBefore: 7300) == 7200)
+        #expect(try ReadingBucket.latestTime(abc.encoded, atOrBefore: 7199) == nil)
+    }
+
+    @Test func hoursUseFloorDivisionAcrossZero() {
+        #expect(ReadingBucket.hour(0) == 0)
+        #expect(ReadingBucket.hour(3599) == 0)
+        #expect(ReadingBucket.hour(3600) == 1)
+        #expect(ReadingBucket.hour(-1) == -1)
+        #expect(ReadingBucket.hour(-3600) == -1)
+        #expect(ReadingBucket.hour(-3601) == -2)
+    }
+
+    @Test func aDamagedBucketFailsToDecodeInsteadOfLosingValues() {
+        let good = ReadingBucket(merging: [e(7200, "pm25", 1, st(5, 1))]).encoded
+        #expect(throws: DecodingError.self) { try ReadingBucket(decoding: Array(good.dropLast())) }
+        var badIndex = good
+        badIndex[good.count - 8 - 8 - 8 - 2 - 1] = 7        // the quantity index of the only entry
+        #expect(throws: DecodingError.self) { try ReadingBucket(decoding: badIndex) }
     }
 }
