@@ -114,11 +114,16 @@ public struct ByteReader: Sendable {
     public mutating func string() throws(DecodingError) -> String {
         let n = try count()
         try need(n, "string")
-        let slice = bytes[offset..<(offset + n)]
+        let start = offset
         offset += n
-        guard let s = String(validating: slice, as: UTF8.self) else {
-            throw DecodingError.malformed("string is not valid UTF-8")
+        // ASCII (every name and id Breeze writes) is valid UTF-8 as it stands: decode it directly; anything else
+        // goes through full validation. The generic validating initialiser is several times slower.
+        let s: String? = bytes.withUnsafeBufferPointer { all in
+            let utf8 = UnsafeBufferPointer(rebasing: all[start..<(start + n)])
+            for b in utf8 where b >= 0x80 { return String(validating: utf8, as: UTF8.self) }
+            return String(decoding: utf8, as: UTF8.self)
         }
+        guard let s else { throw DecodingError.malformed("string is not valid UTF-8") }
         return s
     }
 

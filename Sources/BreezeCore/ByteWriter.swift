@@ -37,12 +37,13 @@ public struct ByteWriter: Sendable {
 
     /// A little-endian 32-bit integer.
     public mutating func u32(_ v: UInt32) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+        for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) }
     }
 
     /// A little-endian 64-bit integer.
     public mutating func u64(_ v: UInt64) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+        // Byte by byte: cheaper than the generic `append(contentsOf:)` of a raw buffer, and endian-independent.
+        for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
     }
 
     /// An IEEE 754 binary64 value, little-endian.

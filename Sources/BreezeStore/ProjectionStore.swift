@@ -127,13 +127,17 @@ extension EventLog {
                   let body = try? e.body() else { continue }
             switch body {
             case .reading(let r):
+                guard r.values.contains(where: { $0.value.isFinite }) else { continue }
+                let key = BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time))
                 let stamp = e.stamp
-                let entries = r.values.compactMap { m in
-                    m.value.isFinite ? ReadingBucket.Entry(time: r.time, quantity: m.quantity, value: m.value, stamp: stamp) : nil
+                var index = pending.index(forKey: key)
+                if index == nil {
+                    pending[key] = []
+                    index = pending.index(forKey: key)
                 }
-                guard !entries.isEmpty else { continue }
-                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
-                    .append(contentsOf: entries)
+                for m in r.values where m.value.isFinite {
+                    pending.values[index!].append(ReadingBucket.Entry(time: r.time, quantity: m.quantity, value: m.value, stamp: stamp))
+                }
             case .sensorRegistered(let s):
                 upsertSensor.reset()
                 try upsertSensor.bind(1, s.source)

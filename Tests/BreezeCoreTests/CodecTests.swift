@@ -42,6 +42,20 @@ struct CodecTests {
                                                             value: 148, unit: "mg/dL"))),
     ]
 
+    @Test func stringsDecodeASCIIAndOtherUTF8AndRefuseInvalidBytes() throws {
+        var w = ByteWriter()
+        w.string("pm25_cf1_a")
+        w.string("Zürich ☁️ 北京")
+        var r = ByteReader(w.bytes)
+        #expect(try r.string() == "pm25_cf1_a")
+        #expect(try r.string() == "Zürich ☁️ 北京")
+        #expect(r.isAtEnd)
+        for bad: [UInt8] in [[3, 0x61, 0xC3, 0x28], [2, 0xFF, 0x61], [3, 0xED, 0xA0, 0x80]] {   // bad continuation, 0xFF, surrogate
+            var b = ByteReader(bad)
+            #expect(throws: DecodingError.self) { try b.string() }
+        }
+    }
+
     @Test func everyBodyRoundTripsThroughTheEventEncoding() throws {
         for (i, (stream, body)) in Self.bodies.enumerated() {
             let e = Event(stream: stream, id: EventID(origin: Self.origin, counter: UInt64(i + 1)),

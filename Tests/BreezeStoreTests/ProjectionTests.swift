@@ -146,7 +146,7 @@ struct ReadingBucketTests {
         let good = ReadingBucket(merging: [e(7200, "pm25", 1, st(5, 1))]).encoded
         #expect(throws: DecodingError.self) { try ReadingBucket(decoding: Array(good.dropLast())) }
         var badIndex = good
-        badIndex[good.count - 8 - 8 - 8 - 2 - 1] = 7        // the quantity index of the only entry
+        badIndex[good.count - 9] = 7                 // the quantity index of the only value (before its f64)
         #expect(throws: DecodingError.self) { try ReadingBucket(decoding: badIndex) }
     }
 }
