@@ -100,7 +100,7 @@ extension EventLog {
         // each touched bucket is read once, merged and written once, in key order (B-tree locality).
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
         let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, data) VALUES (?, ?, ?, ?)")
-        var pending: [BucketKey: [ReadingBucket.Entry]] = [:]
+        var pending: [BucketKey: [ReadingBucket.Group]] = [:]
         let upsertSensor = try db.cached("""
             INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -127,17 +127,10 @@ extension EventLog {
                   let body = try? e.body() else { continue }
             switch body {
             case .reading(let r):
-                guard r.values.contains(where: { $0.value.isFinite }) else { continue }
-                let key = BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time))
-                let stamp = e.stamp
-                var index = pending.index(forKey: key)
-                if index == nil {
-                    pending[key] = []
-                    index = pending.index(forKey: key)
-                }
-                for m in r.values where m.value.isFinite {
-                    pending.values[index!].append(ReadingBucket.Entry(time: r.time, quantity: m.quantity, value: m.value, stamp: stamp))
-                }
+                let values = r.values.compactMap { $0.value.isFinite ? ($0.quantity, $0.value) : nil }
+                guard !values.isEmpty else { continue }
+                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
+                    .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: values))
             case .sensorRegistered(let s):
                 upsertSensor.reset()
                 try upsertSensor.bind(1, s.source)
@@ -160,13 +153,13 @@ extension EventLog {
             }
         }
         for key in pending.keys.sorted() {
-            var entries = pending[key]!
+            var groups = pending[key]!
             selectBucket.reset()
             try selectBucket.bind(1, key.source)
             try selectBucket.bind(2, key.sensor)
             try selectBucket.bind(3, key.hour)
             if let stored = try selectBucket.first({ $0.blob(0) }) {
-                do { entries += try ReadingBucket(decoding: stored).entries } catch {
+                do { groups += try ReadingBucket(decoding: stored).groups } catch {
                     throw StoreError(.corrupt, "\(path): the projected readings of \(key.source):\(key.sensor) at hour \(key.hour) "
                                      + "do not decode (\(error)); run `breeze verify`")
                 }
@@ -175,7 +168,7 @@ extension EventLog {
             try writeBucket.bind(1, key.source)
             try writeBucket.bind(2, key.sensor)
             try writeBucket.bind(3, key.hour)
-            try writeBucket.bind(4, ReadingBucket(merging: entries).encoded)
+            try writeBucket.bind(4, ReadingBucket(merging: groups).encoded)
             try writeBucket.run()
         }
         return (rows.count, last)

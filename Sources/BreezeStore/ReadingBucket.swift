@@ -7,110 +7,127 @@ import BreezeCore
 /// A bucket rather than a row per reading: a rebuild writes each hour once instead of once per reading (about
 /// 30x fewer B-tree inserts for a 2-minute sensor), and a screen reads 24 rows for a day instead of 720.
 ///
-/// Canonical encoding (equal buckets have equal bytes): the quantities, sorted, as `list<string>`; then the
-/// values grouped by the event that wrote them, `list<(zigzag time, u64 hlc, u64 replica, varint epoch,
-/// varint counter, list<(varint quantity index, f64 value)>)>`, groups sorted by (time, stamp) and values
-/// by quantity. One event's reading is one group, so its time and stamp are written once, not per quantity.
+/// Values are kept grouped by the event that wrote them (`Group`: one time, one stamp, its quantities), so a
+/// reading's time and stamp are held and written once, not once per quantity.
+///
+/// Canonical encoding (equal buckets have equal bytes): the quantities, sorted, as `list<string>`; then
+/// `list<(zigzag time, u64 hlc, u64 replica, varint epoch, varint counter, list<(varint quantity index,
+/// f64 value)>)>`, groups sorted by (time, stamp), values by quantity, no empty group.
 struct ReadingBucket: Sendable {
-    /// One (time, quantity) value and the stamp of the event that wrote it.
-    struct Entry: Sendable {
+    /// The values one event wrote at one time (those that still win), sorted by quantity.
+    struct Group: Sendable {
         var time: Int64
-        var quantity: String
-        var value: Double
         var stamp: Stamp
+        var values: [(quantity: String, value: Double)]
+
+        /// A group from an event's values; a quantity given twice keeps its last value, as the event meant.
+        init(time: Int64, stamp: Stamp, values: [(quantity: String, value: Double)]) {
+            self.time = time
+            self.stamp = stamp
+            var sorted = values
+            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0.0.quantity < $0.1.quantity }) {
+                sorted = values.enumerated().sorted { ($0.element.quantity, $1.offset) < ($1.element.quantity, $0.offset) }
+                    .map(\.element)
+                var unique: [(quantity: String, value: Double)] = []
+                for v in sorted where unique.last?.quantity != v.quantity { unique.append(v) }
+                sorted = unique
+            }
+            self.values = sorted
+        }
     }
 
-    /// Sorted by (time, quantity); one entry per (time, quantity).
-    private(set) var entries: [Entry]
+    /// Sorted by (time, stamp); each (time, quantity) appears in exactly one group, the one with the greatest
+    /// stamp that wrote it.
+    private(set) var groups: [Group]
 
-    /// Keeps, for every (time, quantity) in `raw`, the entry with the greatest stamp.
-    init(merging raw: [Entry]) {
-        let sorted = raw.sorted {
-            if $0.time != $1.time { return $0.time < $1.time }
-            if $0.quantity != $1.quantity { return $0.quantity < $1.quantity }
-            return $0.stamp > $1.stamp
-        }
-        var out: [Entry] = []
+    /// Keeps, for every (time, quantity) in `raw`, the value of the group with the greatest stamp.
+    init(merging raw: [Group]) {
+        // By time, newest stamp first within a time.
+        let sorted = zip(raw, raw.dropFirst()).allSatisfy({ $0.0.time < $0.1.time })
+            ? raw : raw.sorted { $0.time != $1.time ? $0.time < $1.time : $0.stamp > $1.stamp }
+        var out: [Group] = []
         out.reserveCapacity(sorted.count)
-        for e in sorted {
-            if let last = out.last, last.time == e.time, last.quantity == e.quantity { continue }
-            out.append(e)
+        var i = 0
+        while i < sorted.count {
+            var j = i + 1
+            while j < sorted.count, sorted[j].time == sorted[i].time { j += 1 }
+            if j == i + 1 {
+                if !sorted[i].values.isEmpty { out.append(sorted[i]) }
+            } else {
+                // Several events at one time: each quantity goes to the newest stamp that wrote it.
+                var taken: [String] = []
+                var resolved: [Group] = []
+                var lastStamp: Stamp?
+                for g in sorted[i..<j] where g.stamp != lastStamp {          // the same event twice adds nothing
+                    lastStamp = g.stamp
+                    var kept = g
+                    kept.values = g.values.filter { !taken.contains($0.quantity) }
+                    taken += kept.values.map(\.quantity)
+                    if !kept.values.isEmpty { resolved.append(kept) }
+                }
+                out += resolved.reversed()                                    // ascending stamps
+            }
+            i = j
         }
-        entries = out
+        groups = out
     }
 
     /// Decodes a stored bucket; a damaged one throws rather than silently losing values.
     init(decoding bytes: [UInt8]) throws(DecodingError) {
-        var out: [Entry] = []
-        try ReadingBucket.walk(bytes) { time, stamp, quantity, value in
-            out.append(Entry(time: time, quantity: quantity, value: value, stamp: stamp()))
+        var out: [Group] = []
+        try ReadingBucket.walk(bytes) { time, stamp, values in
+            out.append(Group(time: time, stamp: stamp(), values: values))
         }
-        entries = out.count > 1 ? ReadingBucket(merging: out).entries : out
+        self.init(merging: out)
     }
 
     /// The canonical bytes.
     var encoded: [UInt8] {
         // A handful of quantities per sensor: a small sorted array beats hashing.
         var quantities: [String] = []
-        for e in entries where !quantities.contains(e.quantity) { quantities.append(e.quantity) }
+        for g in groups { for v in g.values where !quantities.contains(v.quantity) { quantities.append(v.quantity) } }
         quantities.sort()
-        var w = ByteWriter(capacity: 8 + quantities.count * 16 + entries.count * 12)
+        var w = ByteWriter(capacity: 8 + quantities.count * 16 + groups.count * (32 + 9 * quantities.count))
         w.varint(UInt64(quantities.count))
         for q in quantities { w.string(q) }
-        // Groups: within each time, one per stamp (ascending), each with its quantities in order.
-        var groups: [(start: Int, end: Int)] = []
-        var ordered: [Entry] = []
-        ordered.reserveCapacity(entries.count)
-        var i = 0
-        while i < entries.count {
-            var j = i + 1
-            while j < entries.count, entries[j].time == entries[i].time { j += 1 }
-            var run = entries[i..<j]
-            if run.contains(where: { $0.stamp != run.first!.stamp }) {
-                run = ArraySlice(run.enumerated().sorted { ($0.element.stamp, $0.offset) < ($1.element.stamp, $1.offset) }.map(\.element))
-            }
-            var k = run.startIndex
-            while k < run.endIndex {
-                var m = k + 1
-                while m < run.endIndex, run[m].stamp == run[k].stamp { m += 1 }
-                groups.append((ordered.count, ordered.count + (m - k)))
-                ordered.append(contentsOf: run[k..<m])
-                k = m
-            }
-            i = j
-        }
         w.varint(UInt64(groups.count))
         for g in groups {
-            let first = ordered[g.start]
-            w.zigzag(first.time)
-            w.u64(first.stamp.hlc.rawValue)
-            w.u64(first.stamp.id.origin.replica.rawValue)
-            w.varint(UInt64(first.stamp.id.origin.epoch))
-            w.varint(first.stamp.id.counter)
-            w.varint(UInt64(g.end - g.start))
-            for e in ordered[g.start..<g.end] {
-                w.varint(UInt64(quantities.firstIndex(of: e.quantity)!))
-                w.f64(e.value)
+            w.zigzag(g.time)
+            w.u64(g.stamp.hlc.rawValue)
+            w.u64(g.stamp.id.origin.replica.rawValue)
+            w.varint(UInt64(g.stamp.id.origin.epoch))
+            w.varint(g.stamp.id.counter)
+            w.varint(UInt64(g.values.count))
+            for v in g.values {
+                w.varint(UInt64(quantities.firstIndex(of: v.quantity)!))
+                w.f64(v.value)
             }
         }
         return w.bytes
     }
 
-    /// Per (time, quantity), the entry with the greater stamp.
-    func merged(with other: ReadingBucket) -> ReadingBucket { ReadingBucket(merging: entries + other.entries) }
+    /// Every (time, quantity) value with its stamp, sorted by time then quantity (for tests and tools).
+    var entries: [(time: Int64, quantity: String, value: Double, stamp: Stamp)] {
+        groups.flatMap { g in g.values.map { (g.time, $0.quantity, $0.value, g.stamp) } }
+            .sorted { ($0.time, $0.quantity) < ($1.time, $1.quantity) }
+    }
+
+    /// Per (time, quantity), the value with the greater stamp.
+    func merged(with other: ReadingBucket) -> ReadingBucket { ReadingBucket(merging: groups + other.groups) }
 
     /// The clock hour a time falls in (floor division, so times before 1970 land in the right hour).
     static func hour(_ time: Int64) -> Int64 { time >= 0 ? time / 3600 : -((-time + 3599) / 3600) }
 
-    /// Calls `body` with every value of an encoded bucket, in stored order; the stamp is built only if asked.
+    /// Calls `body` with every group of an encoded bucket, in stored order; the stamp is built only if asked.
     private static func walk(_ bytes: [UInt8],
-                             _ body: (Int64, () -> Stamp, String, Double) -> Void) throws(DecodingError) {
+                             _ body: (Int64, () -> Stamp, [(quantity: String, value: Double)]) -> Void) throws(DecodingError) {
         var r = ByteReader(bytes)
         let n = try r.count(limit: r.remaining)
         var quantities: [String] = []
         quantities.reserveCapacity(n)
         for _ in 0..<n { quantities.append(try r.string()) }
         let groups = try r.count(limit: r.remaining)
+        var values: [(quantity: String, value: Double)] = []
         for _ in 0..<groups {
             let time = try r.zigzag()
             let hlc = try r.u64(), replica = try r.u64()
@@ -118,12 +135,14 @@ struct ReadingBucket: Sendable {
             guard epoch <= UInt64(UInt32.max) else { throw DecodingError.malformed("bucket epoch out of range") }
             let stamp = { Stamp(hlc: HLC(rawValue: hlc), id: EventID(origin: Origin(replica: ReplicaID(rawValue: replica),
                                                                                   epoch: UInt32(epoch)), counter: counter)) }
-            let values = try r.count(limit: r.remaining)
-            for _ in 0..<values {
+            let count = try r.count(limit: r.remaining)
+            values.removeAll(keepingCapacity: true)
+            for _ in 0..<count {
                 let q = try r.varint()
                 guard q < UInt64(quantities.count) else { throw DecodingError.malformed("bucket quantity index \(q) out of range") }
-                body(time, stamp, quantities[Int(q)], try r.f64())
+                values.append((quantities[Int(q)], try r.f64()))
             }
+            body(time, stamp, values)
         }
         guard r.isAtEnd else { throw DecodingError.malformed("trailing bytes after a reading bucket") }
     }
@@ -133,13 +152,13 @@ struct ReadingBucket: Sendable {
     static func readValues(_ bytes: [UInt8], from: Int64, to: Int64,
                            into out: inout [(time: Int64, values: [String: Double])]) throws(DecodingError) {
         var current: (time: Int64, values: [String: Double])?
-        try walk(bytes) { time, _, quantity, value in
+        try walk(bytes) { time, _, values in
             guard time >= from, time < to else { return }
             if current?.time != time {
                 if let c = current { out.append(c) }
-                current = (time, [:])
+                current = (time, Dictionary(minimumCapacity: values.count))
             }
-            current!.values[quantity] = value
+            for v in values { current!.values[v.quantity] = v.value }
         }
         if let c = current { out.append(c) }
     }
@@ -147,7 +166,7 @@ struct ReadingBucket: Sendable {
     /// The latest time in the bucket at or before `at`.
     static func latestTime(_ bytes: [UInt8], atOrBefore at: Int64) throws(DecodingError) -> Int64? {
         var best: Int64?
-        try walk(bytes) { time, _, _, _ in if time <= at, best.map({ time > $0 }) ?? true { best = time } }
+        try walk(bytes) { time, _, _ in if time <= at, best.map({ time > $0 }) ?? true { best = time } }
         return best
     }
 }

@@ -108,19 +108,26 @@ struct ReadingBucketTests {
     private func st(_ h: UInt64, _ c: UInt64, replica: UInt64 = 1) -> Stamp {
         Stamp(hlc: HLC(rawValue: h), id: EventID(origin: Origin(replica: ReplicaID(rawValue: replica), epoch: 1), counter: c))
     }
-    private func e(_ t: Int64, _ q: String, _ v: Double, _ s: Stamp) -> ReadingBucket.Entry {
-        ReadingBucket.Entry(time: t, quantity: q, value: v, stamp: s)
+    private func g(_ t: Int64, _ s: Stamp, _ values: [(String, Double)]) -> ReadingBucket.Group {
+        ReadingBucket.Group(time: t, stamp: s, values: values.map { (quantity: $0.0, value: $0.1) })
     }
 
     @Test func bucketsMergePerTimeAndQuantityByStampInAnyOrder() throws {
-        let a = ReadingBucket(merging: [e(7200, "pm25", 1, st(5, 1)), e(7200, "humidity", 40, st(5, 1))])
-        let b = ReadingBucket(merging: [e(7200, "pm25", 2, st(6, 2)), e(7320, "pm25", 3, st(6, 3))])
-        let c = ReadingBucket(merging: [e(7200, "pm25", 9, st(4, 3)), e(7200, "o3", 30, st(4, 3)), e(7320, "pm25", 8, st(6, 3, replica: 2))])
+        let a = ReadingBucket(merging: [g(7200, st(5, 1), [("pm25", 1), ("humidity", 40)])])
+        let b = ReadingBucket(merging: [g(7200, st(6, 2), [("pm25", 2)]), g(7320, st(6, 3), [("pm25", 3)])])
+        let c = ReadingBucket(merging: [g(7200, st(4, 3), [("pm25", 9), ("o3", 30)]), g(7320, st(6, 3, replica: 2), [("pm25", 8)])])
         let abc = a.merged(with: b).merged(with: c), cba = c.merged(with: b).merged(with: a), bac = b.merged(with: a.merged(with: c))
         #expect(abc.encoded == cba.encoded)
         #expect(abc.encoded == bac.encoded)
         #expect(abc.merged(with: abc).encoded == abc.encoded)
         #expect(try ReadingBucket(decoding: abc.encoded).encoded == abc.encoded)
+        #expect(abc.entries.map { "\($0.time) \($0.quantity) \($0.value)" }
+                == ["7200 humidity 40.0", "7200 o3 30.0", "7200 pm25 2.0", "7320 pm25 8.0"])
+        // A later event that rewrites one quantity of an earlier one takes only that quantity.
+        let d = abc.merged(with: ReadingBucket(merging: [g(7200, st(9, 1, replica: 3), [("o3", 31)])]))
+        #expect(d.groups.count == 4)
+        #expect(d.entries.first { $0.quantity == "o3" }?.value == 31)
+        #expect(d.encoded == ReadingBucket(merging: [g(7200, st(9, 1, replica: 3), [("o3", 31)])]).merged(with: abc).encoded)
         var out: [(time: Int64, values: [String: Double])] = []
         try ReadingBucket.readValues(abc.encoded, from: 0, to: .max, into: &out)
         #expect(out.map(\.time) == [7200, 7320])
@@ -143,7 +150,7 @@ struct ReadingBucketTests {
     }
 
     @Test func aDamagedBucketFailsToDecodeInsteadOfLosingValues() {
-        let good = ReadingBucket(merging: [e(7200, "pm25", 1, st(5, 1))]).encoded
+        let good = ReadingBucket(merging: [g(7200, st(5, 1), [("pm25", 1)])]).encoded
         #expect(throws: DecodingError.self) { try ReadingBucket(decoding: Array(good.dropLast())) }
         var badIndex = good
         badIndex[good.count - 9] = 7                 // the quantity index of the only value (before its f64)
