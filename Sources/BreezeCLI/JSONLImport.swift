@@ -1,0 +1,141 @@
+import BreezeCore
+import BreezeImport
+import BreezeStore
+
+/// `breeze import jsonl FILE...`: events written by `breeze export`, stored through the log's remote-ingest
+/// path (`EventLog.ingest`), as if a peer had sent them. This is not a fact importer: ids, timestamps and
+/// hashes are kept, so the events are the same events, byte for byte.
+///
+/// Each file is checked whole before anything from it is stored: every line must rebuild an event whose hash
+/// is the one on the line, and no event may leave a gap in its origin's counters (given what the database
+/// already holds); otherwise the file is refused, naming file:line and the reason. Then events already held
+/// are duplicates (no-ops), and an event whose id is held with different content is a conflict: refused,
+/// recorded in `conflicts` with its file:line, and reported (exit 1).
+enum JSONLImport {
+    static let format = "jsonl"
+    static let summary = "events exported by `breeze export`, stored as from a peer (same ids and hashes)"
+
+    /// What happened to one file.
+    struct FileReport {
+        var file: String
+        var refused: String?
+        var issues: [String] = []
+        var lines = 0, stored = 0, duplicates = 0, conflicts = 0
+    }
+
+    static let batchSize = 5_000
+    static let maxIssuesShown = 20
+
+    static func run(_ files: [String], _ ctx: Context) throws(CLIError) {
+        let reports: [FileReport] = try ctx.withLog { log in files.map { importFile($0, log, ctx) } }
+        if ctx.console.isTerminal { ctx.console.progress("") }
+        for r in reports {
+            if ctx.json {
+                ctx.console.out(JSONValue.object([
+                    ("file", .string(r.file)), ("format", .string(format)), ("refused", .string(r.refused)),
+                    ("lines", .int(Int64(r.lines))), ("storedEvents", .int(Int64(r.stored))),
+                    ("duplicates", .int(Int64(r.duplicates))), ("conflicts", .int(Int64(r.conflicts))),
+                    ("issues", .array(r.issues.map { .string($0) })),
+                ]).text)
+            }
+            for i in r.issues.prefix(maxIssuesShown) { ctx.console.err("breeze import: \(i)") }
+            if r.issues.count > maxIssuesShown { ctx.console.err("breeze import: \(r.file): ... and \(r.issues.count - maxIssuesShown) more") }
+            if let why = r.refused {
+                ctx.console.err("breeze import: \(r.file): refused: \(why)")
+            } else if !ctx.json {
+                ctx.console.out("\(r.file): read \(r.lines) events; stored \(r.stored); \(r.duplicates) already held; \(r.conflicts) conflicting")
+            }
+        }
+        let refused = reports.filter { $0.refused != nil }.count
+        let conflicts = reports.map(\.conflicts).reduce(0, +)
+        if refused > 0 {
+            throw .failure("\(refused) of \(reports.count) file(s) refused; nothing from them was stored")
+        }
+        if conflicts > 0 {
+            throw .failure("\(conflicts) event(s) conflict with events held under the same id: refused and recorded (see `breeze verify`)")
+        }
+    }
+
+    static func importFile(_ file: String, _ log: EventLog, _ ctx: Context) -> FileReport {
+        var r = FileReport(file: file)
+        let bytes: [UInt8]
+        do { bytes = try Gzip.maybeInflate(try ImportCommand.readFile(file), file: file) } catch {
+            r.refused = error.message
+            return r
+        }
+        // 1. Every line rebuilds an event whose hash is the one written on the line.
+        var events: [(line: Int, event: Event)] = []
+        var lineNumber = 0
+        for raw in bytes.split(separator: 10, omittingEmptySubsequences: false) {
+            lineNumber += 1
+            var line = raw[...]
+            if line.last == 13 { line = line.dropLast() }
+            if lineNumber == 1 && line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            do { events.append((lineNumber, try EventLine.decode(Substring(decoding: line, as: UTF8.self)))) } catch {
+                r.issues.append("\(file):\(lineNumber): \(error.description)")
+            }
+        }
+        r.lines = events.count + r.issues.count
+        if !r.issues.isEmpty {
+            r.refused = "\(r.issues.count) line(s) are not events exported by `breeze export`, or were altered"
+            return r
+        }
+        // 2. No gaps: each origin's counters in a stream must continue what the database holds.
+        do {
+            var heads: [StreamID: VersionVector] = [:]
+            var conflicting: [(line: Int, event: Event)] = []
+            var fresh: [Event] = []
+            var gapReported: Set<String> = []
+            for (line, e) in events {
+                if heads[e.stream] == nil { heads[e.stream] = try log.versionVector(of: e.stream) }
+                let held = heads[e.stream]![e.id.origin]
+                if e.id.counter == held + 1 {
+                    heads[e.stream]!.advance(to: e.id)
+                    fresh.append(e)
+                } else if e.id.counter > held + 1 {
+                    let key = "\(e.stream) \(e.id.origin)"
+                    if gapReported.insert(key).inserted {
+                        r.issues.append("\(file):\(line): event \(e.id) of \(e.stream) has counter \(e.id.counter), but "
+                                        + (held == 0 ? "this database holds no event of origin \(e.id.origin) in that stream"
+                                                     : "this database holds that origin's events only up to counter \(held)")
+                                        + ": counters \(held + 1)...\(e.id.counter - 1) are missing (was the file exported with --since?)")
+                    }
+                } else if let stored = try log.event(e.id, in: e.stream), stored.hash != e.hash {
+                    conflicting.append((line, e))
+                } else {
+                    r.duplicates += 1
+                }
+            }
+            if !r.issues.isEmpty {
+                r.refused = "its events would leave gaps in \(r.issues.count) origin(s)' counters (the log refuses gaps): "
+                    + "import the earlier events first (an export without --since), then this file"
+                return r
+            }
+            // 3. Store through the remote-ingest path, in batches; conflicts one by one so each records its line.
+            var done = 0
+            while done < fresh.count {
+                let batch = Array(fresh[done..<min(done + batchSize, fresh.count)])
+                let report = try log.ingest(batch, source: file)
+                r.stored += report.inserted
+                r.duplicates += report.duplicates      // stored meanwhile by another process or a node
+                r.conflicts += report.conflicts
+                if report.gaps > 0 { r.issues.append("\(file): \(report.gaps) event(s) refused as gaps while storing") }
+                done += batch.count
+                if ctx.console.isTerminal { ctx.console.progress("\(file): \(done)/\(fresh.count) events") }
+            }
+            for (line, e) in conflicting {
+                let report = try log.ingest([e], source: "\(file):\(line)")
+                r.conflicts += report.conflicts
+                r.duplicates += report.duplicates
+                if report.conflicts > 0 {
+                    r.issues.append("\(file):\(line): event \(e.id) of \(e.stream) conflicts with the event held under that id "
+                                    + "(held hash differs from \(e.hashHex)): refused, recorded in conflicts")
+                }
+            }
+        } catch {
+            r.refused = "storing failed: \(error) (events of earlier batches of this file may be stored; importing again stores only what is missing)"
+        }
+        return r
+    }
+}
