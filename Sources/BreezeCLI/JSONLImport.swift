@@ -96,15 +96,17 @@ enum JSONLImport {
                 } else if e.id.counter > held + 1 {
                     let key = "\(e.stream) \(e.id.origin)"
                     if gapReported.insert(key).inserted {
-                        r.issues.append("\(file):\(line): event \(e.id) of \(e.stream) has counter \(e.id.counter), but "
-                                        + (held == 0 ? "this database holds no event of origin \(e.id.origin) in that stream"
-                                                     : "this database holds that origin's events only up to counter \(held)")
-                                        + ": counters \(held + 1)...\(e.id.counter - 1) are missing (was the file exported with --since?)")
+                        let holds = held == 0 ? "this database holds no event of origin \(e.id.origin) in that stream"
+                            : "this database holds that origin's events only up to counter \(held)"
+                        let missing = held + 1 == e.id.counter - 1 ? "counter \(held + 1) is"
+                            : "counters \(held + 1)...\(e.id.counter - 1) are"
+                        r.issues.append("\(file):\(line): event \(e.id) of \(e.stream) has counter \(e.id.counter), but \(holds): "
+                                        + "\(missing) missing (was the file exported with --since?)")
                     }
-                } else if let stored = try log.event(e.id, in: e.stream), stored.hash != e.hash {
-                    conflicting.append((line, e))
+                } else if let stored = try log.event(e.id, in: e.stream) {
+                    if stored.hash == e.hash { r.duplicates += 1 } else { conflicting.append((line, e)) }
                 } else {
-                    r.duplicates += 1
+                    fresh.append(e)     // held only by an earlier line of this file: ingest tells a repeat from a conflict
                 }
             }
             if !r.issues.isEmpty {
