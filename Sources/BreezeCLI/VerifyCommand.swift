@@ -45,6 +45,7 @@ enum VerifyCommand {
         for p in r.problems { out.append("problem: \(p)") }
         if r.omittedProblems > 0 { out.append("problem: ... and \(r.omittedProblems) more") }
         for n in r.notes { out.append("note: \(n)") }
+        if r.omittedNotes > 0 { out.append("note: ... and \(r.omittedNotes) more") }
         switch r.projection {
         case .equal(let seq, let digest): out.append("projection: checkpoint seq \(seq) equals a fresh rebuild of events 1...\(seq) (digest \(digest.prefix(16))…)")
         case .different(let seq, _, _): out.append("projection: checkpoint seq \(seq) DIFFERS from a fresh rebuild")

@@ -226,7 +226,7 @@ extension EventLog {
             let misplaced = !EventBody.type(e.type, belongsIn: e.stream)
             let flagged = flags & 2 != 0
             if misplaced && flagged {
-                report.notes.append(.init(.stream, "type '\(e.type)' does not belong in this stream; stored flagged as ingest does, never reduced",
+                report.note(.init(.stream, "type '\(e.type)' does not belong in this stream; stored flagged as ingest does, never reduced",
                                           seq: seq, eventID: e.id.description, stream: e.stream.description))
             } else if misplaced {
                 report.problem(.init(.stream, "type '\(e.type)' does not belong in this stream and is not flagged (reducers would apply it)",
@@ -246,7 +246,7 @@ extension EventLog {
         report.streams = streamsSeen.count
         report.origins = runs.count
         if skewed > 0 {
-            report.notes.append(.init(.clock, "\(skewed) events arrived with timestamps beyond the clock-skew bound (flagged; they did not move the clock)"))
+            report.note(.init(.clock, "\(skewed) events arrived with timestamps beyond the clock-skew bound (flagged; they did not move the clock)"))
         }
         return EventScan(runs: runs, maxHLC: maxClockedHLC, maxHLCSeq: maxClockedSeq, undecodable: undecodable)
     }
@@ -311,7 +311,7 @@ extension EventLog {
         guard version == EventLog.projectionVersion || (version == 0 && checkpoint == 0) else {
             report.projection = .skipped("built by projection version \(version), this build maps events with version "
                                          + "\(EventLog.projectionVersion): it is rebuilt on the next read")
-            report.notes.append(.init(.projection, "projection built by version \(version), not \(EventLog.projectionVersion): not compared; rebuilt on the next read"))
+            report.note(.init(.projection, "projection built by version \(version), not \(EventLog.projectionVersion): not compared; rebuilt on the next read"))
             return
         }
         let maxSeq = try db.scalarInt("SELECT max(seq) FROM events") ?? 0

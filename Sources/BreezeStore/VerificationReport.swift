@@ -82,6 +82,8 @@ public struct VerificationReport: Sendable {
     public var omittedProblems = 0
     /// Accepted conditions worth knowing (misplaced events stored flagged, timestamps beyond the skew bound).
     public var notes: [Finding] = []
+    /// Notes beyond the first `VerificationReport.maxFindings`, counted but not listed.
+    public var omittedNotes = 0
     /// The projection comparison.
     public var projection: ProjectionCheck = .skipped("not run")
 
@@ -99,5 +101,9 @@ public struct VerificationReport: Sendable {
 
     mutating func problem(_ f: Finding) {
         if problems.count < VerificationReport.maxFindings { problems.append(f) } else { omittedProblems += 1 }
+    }
+
+    mutating func note(_ f: Finding) {
+        if notes.count < VerificationReport.maxFindings { notes.append(f) } else { omittedNotes += 1 }
     }
 }
