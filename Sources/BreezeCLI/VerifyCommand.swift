@@ -47,7 +47,10 @@ enum VerifyCommand {
         for n in r.notes { out.append("note: \(n)") }
         if r.omittedNotes > 0 { out.append("note: ... and \(r.omittedNotes) more") }
         switch r.projection {
-        case .equal(let seq, let digest): out.append("projection: checkpoint seq \(seq) equals a fresh rebuild of events 1...\(seq) (digest \(digest.prefix(16))…)")
+        case .equal(0, _): out.append("projection: not built yet (checkpoint seq 0; the first screen read builds it)")
+        case .equal(let seq, let digest):
+            let lag = r.lastSeq > seq ? "; later events are projected on the next screen read" : ""
+            out.append("projection: checkpoint seq \(seq) equals a fresh rebuild of events 1...\(seq) (digest \(digest.prefix(16))…)\(lag)")
         case .different(let seq, _, _): out.append("projection: checkpoint seq \(seq) DIFFERS from a fresh rebuild")
         case .skipped(let why): out.append("projection: not compared (\(why))")
         }

@@ -123,7 +123,6 @@ extension EventLog {
     private struct CounterRun {
         var last: UInt64 = 0
         var lastSeq: Int64 = 0
-        var count = 0
     }
 
     private struct OriginKey: Hashable {
@@ -160,11 +159,11 @@ extension EventLog {
             report.lastSeq = seq
             let origin = Origin(replica: ReplicaID(rawValue: UInt64(bitPattern: q.int(3))), epoch: UInt32(truncatingIfNeeded: q.int(4)))
             let counter = UInt64(bitPattern: q.int(5))
-            let id = EventID(origin: origin, counter: counter).description
+            func id() -> String { EventID(origin: origin, counter: counter).description }     // only for findings
             let streamName: String
             if q.isNull(2) {
                 streamName = "#\(q.int(1))"
-                report.problem(.init(.columns, "events.stream \(q.int(1)) names no row of the streams table", seq: seq, eventID: id))
+                report.problem(.init(.columns, "events.stream \(q.int(1)) names no row of the streams table", seq: seq, eventID: id()))
             } else {
                 streamName = q.text(2)
             }
@@ -180,19 +179,18 @@ extension EventLog {
             } else if counter > run.last + 1 {
                 let missing = run.last + 1 == counter - 1 ? "counter \(run.last + 1) is" : "counters \(run.last + 1)...\(counter - 1) are"
                 let between = run.lastSeq == 0 ? "before seq \(seq)" : "between seq \(run.lastSeq) and seq \(seq)"
-                report.problem(.init(.gap, "\(missing) missing for origin \(origin) (\(between))", seq: seq, eventID: id, stream: streamName))
+                report.problem(.init(.gap, "\(missing) missing for origin \(origin) (\(between))", seq: seq, eventID: id(), stream: streamName))
                 run.last = counter
             } else {
                 report.problem(.init(.gap, "counter \(counter) arrived after counter \(run.last) of the same origin (seq \(run.lastSeq))",
-                                     seq: seq, eventID: id, stream: streamName))
+                                     seq: seq, eventID: id(), stream: streamName))
             }
             run.lastSeq = seq
-            run.count += 1
             runs[key] = run
 
             // Bytes against their hash, then decoding, then the columns against the bytes.
             guard data.count > Event.hashLength else {
-                report.problem(.init(.hash, "stored event is \(data.count) bytes, too short to hold a hash", seq: seq, eventID: id, stream: streamName))
+                report.problem(.init(.hash, "stored event is \(data.count) bytes, too short to hold a hash", seq: seq, eventID: id(), stream: streamName))
                 undecodable += 1
                 continue
             }
@@ -201,19 +199,19 @@ extension EventLog {
             let computed = data.withUnsafeBytes { Digest.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<body]), length: Event.hashLength) }
             guard stored == computed else {
                 report.problem(.init(.hash, "stored bytes do not match their hash (stored \(Digest.hex(stored)), computed \(Digest.hex(computed)))",
-                                     seq: seq, eventID: id, stream: streamName))
+                                     seq: seq, eventID: id(), stream: streamName))
                 undecodable += 1
                 continue
             }
             let e: Event
             do { e = try Event(decoding: data) } catch {
-                report.problem(.init(.decode, "stored bytes do not decode: \(error)", seq: seq, eventID: id, stream: streamName))
+                report.problem(.init(.decode, "stored bytes do not decode: \(error)", seq: seq, eventID: id(), stream: streamName))
                 undecodable += 1
                 continue
             }
             var differs: [String] = []
             if e.stream.description != streamName { differs.append("stream column '\(streamName)', bytes '\(e.stream)'") }
-            if e.id.origin != origin || e.id.counter != counter { differs.append("id columns \(id), bytes \(e.id)") }
+            if e.id.origin != origin || e.id.counter != counter { differs.append("id columns \(id()), bytes \(e.id)") }
             if e.hlc.rawValue != hlc { differs.append("hlc column \(HLC(rawValue: hlc)), bytes \(e.hlc)") }
             if e.type != type { differs.append("type column '\(type)', bytes '\(e.type)'") }
             if !differs.isEmpty {
