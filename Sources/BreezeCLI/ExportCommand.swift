@@ -29,12 +29,18 @@ enum ExportCommand {
             file = f
         }
         var count = 0
+        // Origins whose exported events do not start at counter 1: such a file imports only where the earlier
+        // events are held (ingest refuses gaps), which the exporter is told up front.
+        var startsLate: Set<String> = [], seen: Set<String> = []
         do {
             try ctx.withLog { log in
                 try log.forEach(stream: filter.stream, afterSeq: filter.startAfterSeq) { entry in
                     if filter.isPastEnd(entry.seq) { return false }
                     guard filter.matches(entry) else { return true }
-                    let line = EventLine.encode(entry.event, seq: entry.seq)
+                    let e = entry.event
+                    let key = "\(e.stream) \(e.id.origin)"
+                    if seen.insert(key).inserted && e.id.counter > 1 { startsLate.insert(key) }
+                    let line = EventLine.encode(e, seq: entry.seq)
                     if let file {
                         guard fputs(line + "\n", file) >= 0 else {
                             throw CLIError.failure("--out \(out!): write failed (\(String(cString: strerror(errno))))")
@@ -52,6 +58,10 @@ enum ExportCommand {
             throw error
         }
         if ctx.console.isTerminal { ctx.console.progress("") }
+        if !startsLate.isEmpty {
+            ctx.console.err("breeze export: note: for \(startsLate.count) (stream, origin) pair(s) the export starts after counter 1 "
+                            + "(e.g. \(startsLate.sorted()[0])); it imports only into a database that holds their earlier events")
+        }
         if let file, let partial, let out {
             let ok = fflush(file) == 0 && fsync(fileno(file)) == 0
             fclose(file)

@@ -155,7 +155,8 @@ struct ExportImportTests {
         #expect(h.run(["favourite", "add", "b"]).code == 0)
         #expect(h.run(["favourite", "add", "c"]).code == 0)
         let file = h.dir + "/tail.jsonl"
-        #expect(Self.breeze(["--db", h.db, "export", "--since", "2", "--out", file]).code == 0)
+        let tail = Self.breeze(["--db", h.db, "export", "--since", "2", "--out", file])
+        #expect(tail.code == 0 && tail.err.contains("note: for 1 (stream, origin) pair(s) the export starts after counter 1"), "\(tail.err)")
         #expect(Self.lines(file).count == 2)
         let copy = h.dir + "/copy.db"
         #expect(Self.breeze(["--db", copy, "init"]).code == 0)
