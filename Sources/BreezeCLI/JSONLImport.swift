@@ -56,6 +56,9 @@ enum JSONLImport {
         }
     }
 
+    /// What the checking pass decided for each line; the storing pass parses again only what it stores.
+    private enum Plan: UInt8 { case blank, store, held, conflict }
+
     static func importFile(_ file: String, _ log: EventLog, _ ctx: Context) -> FileReport {
         var r = FileReport(file: file)
         let bytes: [UInt8]
@@ -63,75 +66,98 @@ enum JSONLImport {
             r.refused = error.message
             return r
         }
-        // 1. Every line rebuilds an event whose hash is the one written on the line.
-        var events: [(line: Int, event: Event)] = []
-        var lineNumber = 0
-        for raw in bytes.split(separator: 10, omittingEmptySubsequences: false) {
-            lineNumber += 1
-            var line = raw[...]
-            if line.last == 13 { line = line.dropLast() }
-            if lineNumber == 1 && line.starts(with: [0xEF, 0xBB, 0xBF]) { line = line.dropFirst(3) }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            do { events.append((lineNumber, try EventLine.decode(Substring(decoding: line, as: UTF8.self)))) } catch {
-                r.issues.append("\(file):\(lineNumber): \(error.description)")
-            }
+        // Lines as byte ranges (without CR LF or a leading byte-order mark). Only one byte per line is kept
+        // between the passes, so memory stays bounded by the file and one batch of events.
+        var lines: [Range<Int>] = []
+        var from = 0
+        for i in 0...bytes.count where i == bytes.count || bytes[i] == 10 {
+            var lo = from, hi = i
+            if hi > lo && bytes[hi - 1] == 13 { hi -= 1 }
+            if lines.isEmpty && bytes[lo..<hi].starts(with: [0xEF, 0xBB, 0xBF]) { lo += 3 }
+            lines.append(lo..<hi)
+            from = i + 1
         }
-        r.lines = events.count + r.issues.count
-        if !r.issues.isEmpty {
-            r.refused = "\(r.issues.count) line(s) are not events exported by `breeze export`, or were altered"
-            return r
+        func decode(_ n: Int) throws(EventLine.LineError) -> Event? {
+            let line = bytes[lines[n]]
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+            return try EventLine.decode(Substring(decoding: line, as: UTF8.self))
         }
-        // 2. No gaps: each origin's counters in a stream must continue what the database holds.
+        var plan = [Plan](repeating: .blank, count: lines.count)
         do {
+            // 1. Every line rebuilds an event whose hash is the one on the line, and no event leaves a gap in
+            //    its origin's counters given what the database holds; events already held are duplicates or,
+            //    with other content, conflicts.
             var heads: [StreamID: VersionVector] = [:]
-            var conflicting: [(line: Int, event: Event)] = []
-            var fresh: [Event] = []
             var gapReported: Set<String> = []
-            for (line, e) in events {
+            var bad = 0
+            for n in lines.indices {
+                let e: Event
+                do {
+                    guard let decoded = try decode(n) else { continue }
+                    e = decoded
+                } catch {
+                    r.issues.append("\(file):\(n + 1): \(error.description)")
+                    bad += 1
+                    continue
+                }
+                r.lines += 1
                 if heads[e.stream] == nil { heads[e.stream] = try log.versionVector(of: e.stream) }
                 let held = heads[e.stream]![e.id.origin]
                 if e.id.counter == held + 1 {
                     heads[e.stream]!.advance(to: e.id)
-                    fresh.append(e)
+                    plan[n] = .store
                 } else if e.id.counter > held + 1 {
-                    let key = "\(e.stream) \(e.id.origin)"
-                    if gapReported.insert(key).inserted {
+                    if gapReported.insert("\(e.stream) \(e.id.origin)").inserted {
                         let holds = held == 0 ? "this database holds no event of origin \(e.id.origin) in that stream"
                             : "this database holds that origin's events only up to counter \(held)"
                         let missing = held + 1 == e.id.counter - 1 ? "counter \(held + 1) is"
                             : "counters \(held + 1)...\(e.id.counter - 1) are"
-                        r.issues.append("\(file):\(line): event \(e.id) of \(e.stream) has counter \(e.id.counter), but \(holds): "
+                        r.issues.append("\(file):\(n + 1): event \(e.id) of \(e.stream) has counter \(e.id.counter), but \(holds): "
                                         + "\(missing) missing (was the file exported with --since?)")
                     }
                 } else if let stored = try log.event(e.id, in: e.stream) {
-                    if stored.hash == e.hash { r.duplicates += 1 } else { conflicting.append((line, e)) }
+                    plan[n] = stored.hash == e.hash ? .held : .conflict
                 } else {
-                    fresh.append(e)     // held only by an earlier line of this file: ingest tells a repeat from a conflict
+                    plan[n] = .store     // held only by an earlier line of this file: ingest tells a repeat from a conflict
                 }
+            }
+            if bad > 0 {
+                r.refused = "\(bad) line(s) are not events exported by `breeze export`, or were altered"
+                return r
             }
             if !r.issues.isEmpty {
                 r.refused = "its events would leave gaps in \(r.issues.count) origin(s)' counters (the log refuses gaps): "
                     + "import the earlier events first (an export without --since), then this file"
                 return r
             }
-            // 3. Store through the remote-ingest path, in batches; conflicts one by one so each records its line.
+            r.duplicates = plan.filter { $0 == .held }.count
+            // 2. Store through the remote-ingest path in batches, then conflicts one by one so each records its line.
+            let toStore = plan.filter { $0 == .store }.count
+            var batch: [Event] = []
             var done = 0
-            while done < fresh.count {
-                let batch = Array(fresh[done..<min(done + batchSize, fresh.count)])
+            func flush() throws {
+                guard !batch.isEmpty else { return }
                 let report = try log.ingest(batch, source: file)
                 r.stored += report.inserted
                 r.duplicates += report.duplicates      // stored meanwhile by another process or a node
                 r.conflicts += report.conflicts
                 if report.gaps > 0 { r.issues.append("\(file): \(report.gaps) event(s) refused as gaps while storing") }
                 done += batch.count
-                if ctx.console.isTerminal { ctx.console.progress("\(file): \(done)/\(fresh.count) events") }
+                batch.removeAll(keepingCapacity: true)
+                if ctx.console.isTerminal { ctx.console.progress("\(file): \(done)/\(toStore) events") }
             }
-            for (line, e) in conflicting {
-                let report = try log.ingest([e], source: "\(file):\(line)")
+            for n in lines.indices where plan[n] == .store {
+                if let e = try decode(n) { batch.append(e) }
+                if batch.count == batchSize { try flush() }
+            }
+            try flush()
+            for n in lines.indices where plan[n] == .conflict {
+                guard let e = try decode(n) else { continue }
+                let report = try log.ingest([e], source: "\(file):\(n + 1)")
                 r.conflicts += report.conflicts
                 r.duplicates += report.duplicates
                 if report.conflicts > 0 {
-                    r.issues.append("\(file):\(line): event \(e.id) of \(e.stream) conflicts with the event held under that id "
+                    r.issues.append("\(file):\(n + 1): event \(e.id) of \(e.stream) conflicts with the event held under that id "
                                     + "(held hash differs from \(e.hashHex)): refused, recorded in conflicts")
                 }
             }
