@@ -68,7 +68,9 @@ enum LogCommand {
                 if now == version { continue }
                 version = now
                 var more = true
-                try log.forEach(stream: filter.stream, afterSeq: last) { more = show($0); return more }
+                // Every new row, whatever its stream, so `last` moves past rows that do not match and the next
+                // poll reads only what is new.
+                try log.forEach(afterSeq: last) { more = show($0); return more }
                 if !more { break }
             }
         }
