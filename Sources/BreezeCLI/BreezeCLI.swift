@@ -20,7 +20,11 @@ public enum BreezeCLI {
           source enable|disable SOURCE          turn a data source on or off
           source correct SOURCE CORRECTION      choose the correction applied to a source
           state                                 the user's settings as merged from the log
-          log [--stream S] [--limit N]          the events, oldest first
+          log [--stream S] [--type T] [--origin R] [--since X] [--until X] [--limit N] [--follow]
+                                                the events, oldest first (X: SEQ, HLC or ISO8601); --follow waits for more
+          verify                                check a database's integrity (hashes, gaps, conflicts, projection)
+          export [--stream S] [--since X] [--out FILE]
+                                                the events as JSON Lines, byte for byte (`import jsonl FILE` reads them)
           import FORMAT FILE... [--sensor ID] [--at LAT,LON] [--unit U] [--station ID]
                                                 import real data (run `breeze import --help` for formats)
           screen NAME [--user ID] [--at LAT,LON] [--sensor ID] [--now ISO8601] ...
@@ -123,6 +127,8 @@ public enum BreezeCLI {
         Command(name: "source", help: SettingsCommands.sourceUsage, run: SettingsCommands.source),
         Command(name: "state", help: StateCommand.usage, run: StateCommand.run),
         Command(name: "log", help: LogCommand.usage, run: LogCommand.run),
+        Command(name: "verify", help: VerifyCommand.usage, run: VerifyCommand.run),
+        Command(name: "export", help: ExportCommand.usage, run: ExportCommand.run),
         Command(name: "import", help: ImportCommand.usage, run: ImportCommand.run),
         Command(name: "screen", help: ScreenCommand.usage, run: ScreenCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),

@@ -15,6 +15,7 @@ enum ImportCommand {
                              [--utc-offset +HH:MM] [--user ID] [--db PATH] [--json]
         formats:
         """ + Importers.all.map { "\n  \(pad($0.format, 18))\($0.summary)" }.joined()
+            + "\n  \(pad(JSONLImport.format, 18))\(JSONLImport.summary)"
     }
 
     /// What happened to one file.
@@ -28,8 +29,15 @@ enum ImportCommand {
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         let a = try Arguments(args, valued: ["sensor", "at", "unit", "station", "utc-offset"], usage: usage)
         guard let format = a.positionals.first else { throw .usage("missing FORMAT", usage) }
+        if format == JSONLImport.format {
+            // Events, not facts: they bypass the importers and `appendFacts` and take the remote-ingest path.
+            guard a.options.isEmpty else { throw .usage("import jsonl takes no --\(a.options.keys.sorted()[0]) (the events carry their own)", usage) }
+            let files = Array(a.positionals.dropFirst())
+            guard !files.isEmpty else { throw .usage("missing FILE", usage) }
+            return try JSONLImport.run(files, ctx)
+        }
         guard let importer = Importers.named(format) else {
-            throw .usage("unknown format '\(format)'; formats: \(Importers.all.map { $0.format }.joined(separator: ", "))", usage)
+            throw .usage("unknown format '\(format)'; formats: \((Importers.all.map { $0.format } + [JSONLImport.format]).joined(separator: ", "))", usage)
         }
         let files = Array(a.positionals.dropFirst())
         guard !files.isEmpty else { throw .usage("missing FILE", usage) }

@@ -76,6 +76,9 @@ final class Cluster {
         return (try? log.count()) ?? -1
     }
 
+    /// Runs `breeze verify` (the built binary) on a replica's database: exit status and report.
+    func verify(_ name: String) -> (code: Int32, out: String) { cli(name, ["verify"]) }
+
     func logText(_ name: String) -> String { String(decoding: readFileBytes(dir.file(name + ".log")), as: UTF8.self) }
 
     deinit { stopAll() }

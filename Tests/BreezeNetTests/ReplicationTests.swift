@@ -19,6 +19,7 @@ struct ReplicationTests {
         #expect(waitUntil(seconds: 10) { c.fingerprint("c") == c.fingerprint("a") }, "an edit on a reaches c through b")
         // Partition c: stop its node; everybody edits; c's edits go to its database while it is cut off.
         c.stop("c")
+        #expect(c.verify("c").code == 0, "\(c.verify("c").out)")
         #expect(c.cli("a", ["unit", "set", "fahrenheit"]).code == 0)
         #expect(c.cli("b", ["alert", "set", "--category", "unhealthy"]).code == 0)
         #expect(c.cli("c", ["favourite", "add", "AQS-370630099"]).code == 0)
@@ -48,9 +49,11 @@ struct ReplicationTests {
         #expect(status.contains(#""running":true"#))
         #expect(status.components(separatedBy: #""connected":true"#).count - 1 == 2, "\(status)")
         #expect(status.components(separatedBy: #""peerLacks":0"#).count - 1 == 2, "\(status)")
+        for n in ["a", "b", "c"] { #expect(c.verify(n).code == 0, "\(n) while its node runs: \(c.verify(n).out)") }
         c.stopAll()
         let after = c.cli("b", ["status"]).out
         #expect(after.contains("node    not running"))
+        for n in ["a", "b", "c"] { #expect(c.verify(n).code == 0, "\(n): \(c.verify(n).out)") }
     }
 
     @Test func aNodeKilledDuringALargeCatchUpConvergesWithNothingLostOrDuplicated() throws {
@@ -64,6 +67,8 @@ struct ReplicationTests {
         c.stop("b", kill: true)
         let partial = c.count("b")
         #expect(partial > 0 && partial < total)
+        let afterCrash = c.verify("b")
+        #expect(afterCrash.code == 0 && afterCrash.out.contains("\(partial) events"), "b after kill -9: \(afterCrash.out)")
         c.start("b", peers: [a])
         #expect(waitUntil(seconds: 60) { c.count("b") == total }, "b caught up: \(c.count("b")) of \(total)")
         #expect(c.fingerprint("b") == c.fingerprint("a"))
@@ -71,6 +76,39 @@ struct ReplicationTests {
         #expect(try log.integrityCheck().isEmpty)
         #expect(try log.versionVector(of: .public).total == UInt64(total))
         log.close()
+        #expect(c.verify("a").code == 0 && c.verify("b").code == 0, "both verify while their nodes run")
+    }
+
+    @Test func logFollowShowsWhatANodeReceivesFromAPeerAndVerifyLeavesTheNodeUndisturbed() throws {
+        let c = Cluster()
+        let a = c.start("a")
+        c.start("b", peers: [a])
+        #expect(c.cli("a", ["favourite", "add", "first"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.fingerprint("b") == c.fingerprint("a") })
+        let follow = Child(c.breeze, ["--db", c.db("b"), "log", "--follow", "--follow-timeout", "30", "--json", "--stream", "user:me"],
+                           stderrPath: c.dir.file("follow.err"))
+        #expect(follow.readLine()?.contains(#""payload":{"sensor":"first"}"#) == true, "the history first")
+        // An edit on a reaches b through its node; --follow on b's database prints it as it lands.
+        var t0 = timespec(), t1 = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t0)
+        #expect(c.cli("a", ["favourite", "add", "second"]).code == 0)
+        let line = follow.readLine() ?? ""
+        clock_gettime(CLOCK_MONOTONIC, &t1)
+        #expect(line.contains(#""payload":{"sensor":"second"}"#) && line.contains(#""counter":2"#), "\(line)")
+        #expect(t1.tv_sec - t0.tv_sec < 3, "arrived after \(t1.tv_sec - t0.tv_sec) s")
+        // verify on b while its node receives a stream of events: clean, and the node goes on syncing.
+        let torture = Child(c.torture, ["append", "--db", c.db("a"), "--count", "3000", "--batch", "100", "--stream", "public"])
+        var reports: [(Int32, String)] = []
+        for _ in 0..<3 { reports.append(c.verify("b")) }
+        while torture.readLine() != nil {}
+        #expect(torture.wait() == 0)
+        for (code, out) in reports { #expect(code == 0, "\(out)") }
+        #expect(waitUntil(seconds: 20) { c.count("b") == 3002 }, "b has \(c.count("b"))")
+        #expect(c.fingerprint("b") == c.fingerprint("a"))
+        follow.signal(SIGINT)
+        while follow.readLine() != nil {}
+        #expect(follow.wait() == 0)
+        #expect(c.verify("b").code == 0)
     }
 
     @Test func aPhoneWithAUserKeySyncsOnlyItsUsersStreamsAndReadsPublic() throws {

@@ -6,6 +6,13 @@ import BreezeCore
 /// Real processes against one database file: concurrent writers, and kill -9 in the middle of appends.
 struct ProcessTests {
     let torture = productsDirectory() + "/breeze-torture"
+    let breeze = productsDirectory() + "/breeze"
+
+    /// `breeze verify` (the built binary) on a database after a crash: exit 0 and a clean report.
+    func expectVerifies(_ path: String, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let r = runProgram(breeze, ["--db", path, "verify"])
+        #expect(r.code == 0 && r.out.contains("\nclean: "), "\(comment): \(r.out)", sourceLocation: sourceLocation)
+    }
 
     @Test func twoProcessesAppendingToOneDatabaseNeverIssueTheSameID() throws {
         let dir = TempDir()
@@ -27,6 +34,7 @@ struct ProcessTests {
         let vv = try log.versionVector(of: .user("torture"))
         #expect(vv.total == 900 && vv.counters.count == 1)
         #expect(try log.integrityCheck().isEmpty)
+        expectVerifies(path, "three writers")
     }
 
     @Test(arguments: [("full", 1), ("normal", 7), ("full", 50)])
@@ -45,6 +53,7 @@ struct ProcessTests {
             }
             child.kill9()
             child.wait()
+            expectVerifies(path, "\(durability) batch \(batch) round \(round), killed")
             let log = try EventLog.open(at: path)
             #expect(try log.integrityCheck().isEmpty, "round \(round)")
             var stored: [String: String] = [:]

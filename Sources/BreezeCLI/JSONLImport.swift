@@ -1,0 +1,169 @@
+import BreezeCore
+import BreezeImport
+import BreezeStore
+
+/// `breeze import jsonl FILE...`: events written by `breeze export`, stored through the log's remote-ingest
+/// path (`EventLog.ingest`), as if a peer had sent them. This is not a fact importer: ids, timestamps and
+/// hashes are kept, so the events are the same events, byte for byte.
+///
+/// Each file is checked whole before anything from it is stored: every line must rebuild an event whose hash
+/// is the one on the line, and no event may leave a gap in its origin's counters (given what the database
+/// already holds); otherwise the file is refused, naming file:line and the reason. Then events already held
+/// are duplicates (no-ops), and an event whose id is held with different content is a conflict: refused,
+/// recorded in `conflicts` with its file:line, and reported (exit 1).
+enum JSONLImport {
+    static let format = "jsonl"
+    static let summary = "events exported by `breeze export`, stored as from a peer (same ids and hashes)"
+
+    /// What happened to one file.
+    struct FileReport {
+        var file: String
+        var refused: String?
+        var issues: [String] = []
+        var lines = 0, stored = 0, duplicates = 0, conflicts = 0
+    }
+
+    static let batchSize = 5_000
+    static let maxIssuesShown = 20
+
+    static func run(_ files: [String], _ ctx: Context) throws(CLIError) {
+        let reports: [FileReport] = try ctx.withLog { log in files.map { importFile($0, log, ctx) } }
+        if ctx.console.isTerminal { ctx.console.progress("") }
+        for r in reports {
+            if ctx.json {
+                ctx.console.out(JSONValue.object([
+                    ("file", .string(r.file)), ("format", .string(format)), ("refused", .string(r.refused)),
+                    ("lines", .int(Int64(r.lines))), ("storedEvents", .int(Int64(r.stored))),
+                    ("duplicates", .int(Int64(r.duplicates))), ("conflicts", .int(Int64(r.conflicts))),
+                    ("issues", .array(r.issues.map { .string($0) })),
+                ]).text)
+            }
+            for i in r.issues.prefix(maxIssuesShown) { ctx.console.err("breeze import: \(i)") }
+            if r.issues.count > maxIssuesShown { ctx.console.err("breeze import: \(r.file): ... and \(r.issues.count - maxIssuesShown) more") }
+            if let why = r.refused {
+                ctx.console.err("breeze import: \(r.file): refused: \(why)")
+            } else if !ctx.json {
+                ctx.console.out("\(r.file): read \(r.lines) events; stored \(r.stored); \(r.duplicates) already held; \(r.conflicts) conflicting")
+            }
+        }
+        let refused = reports.filter { $0.refused != nil }.count
+        let conflicts = reports.map(\.conflicts).reduce(0, +)
+        if refused > 0 {
+            throw .failure("\(refused) of \(reports.count) file(s) refused; nothing from them was stored")
+        }
+        if conflicts > 0 {
+            throw .failure("\(conflicts) event(s) conflict with events held under the same id: refused and recorded (see `breeze verify`)")
+        }
+    }
+
+    /// What the checking pass decided for each line; the storing pass parses again only what it stores.
+    private enum Plan: UInt8 { case blank, store, held, conflict }
+
+    static func importFile(_ file: String, _ log: EventLog, _ ctx: Context) -> FileReport {
+        var r = FileReport(file: file)
+        let bytes: [UInt8]
+        do { bytes = try Gzip.maybeInflate(try ImportCommand.readFile(file), file: file) } catch {
+            r.refused = error.message
+            return r
+        }
+        // Lines as byte ranges (without CR LF or a leading byte-order mark). Only one byte per line is kept
+        // between the passes, so memory stays bounded by the file and one batch of events.
+        var lines: [Range<Int>] = []
+        var from = 0
+        for i in 0...bytes.count where i == bytes.count || bytes[i] == 10 {
+            var lo = from, hi = i
+            if hi > lo && bytes[hi - 1] == 13 { hi -= 1 }
+            if lines.isEmpty && bytes[lo..<hi].starts(with: [0xEF, 0xBB, 0xBF]) { lo += 3 }
+            lines.append(lo..<hi)
+            from = i + 1
+        }
+        func decode(_ n: Int) throws(EventLine.LineError) -> Event? {
+            let line = bytes[lines[n]]
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+            return try EventLine.decode(Substring(decoding: line, as: UTF8.self))
+        }
+        var plan = [Plan](repeating: .blank, count: lines.count)
+        do {
+            // 1. Every line rebuilds an event whose hash is the one on the line, and no event leaves a gap in
+            //    its origin's counters given what the database holds; events already held are duplicates or,
+            //    with other content, conflicts.
+            var heads: [StreamID: VersionVector] = [:]
+            var gapReported: Set<String> = []
+            var bad = 0
+            for n in lines.indices {
+                let e: Event
+                do {
+                    guard let decoded = try decode(n) else { continue }
+                    e = decoded
+                } catch {
+                    r.issues.append("\(file):\(n + 1): \(error.description)")
+                    bad += 1
+                    continue
+                }
+                r.lines += 1
+                if heads[e.stream] == nil { heads[e.stream] = try log.versionVector(of: e.stream) }
+                let held = heads[e.stream]![e.id.origin]
+                if e.id.counter == held + 1 {
+                    heads[e.stream]!.advance(to: e.id)
+                    plan[n] = .store
+                } else if e.id.counter > held + 1 {
+                    if gapReported.insert("\(e.stream) \(e.id.origin)").inserted {
+                        let holds = held == 0 ? "this database holds no event of origin \(e.id.origin) in that stream"
+                            : "this database holds that origin's events only up to counter \(held)"
+                        let missing = held + 1 == e.id.counter - 1 ? "counter \(held + 1) is"
+                            : "counters \(held + 1)...\(e.id.counter - 1) are"
+                        r.issues.append("\(file):\(n + 1): event \(e.id) of \(e.stream) has counter \(e.id.counter), but \(holds): "
+                                        + "\(missing) missing (was the file exported with --since?)")
+                    }
+                } else if let stored = try log.event(e.id, in: e.stream) {
+                    plan[n] = stored.hash == e.hash ? .held : .conflict
+                } else {
+                    plan[n] = .store     // held only by an earlier line of this file: ingest tells a repeat from a conflict
+                }
+            }
+            if bad > 0 {
+                r.refused = "\(bad) line(s) are not events exported by `breeze export`, or were altered"
+                return r
+            }
+            if !r.issues.isEmpty {
+                r.refused = "its events would leave gaps in \(r.issues.count) origin(s)' counters (the log refuses gaps): "
+                    + "import the earlier events first (an export without --since), then this file"
+                return r
+            }
+            r.duplicates = plan.filter { $0 == .held }.count
+            // 2. Store through the remote-ingest path in batches, then conflicts one by one so each records its line.
+            let toStore = plan.filter { $0 == .store }.count
+            var batch: [Event] = []
+            var done = 0
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                let report = try log.ingest(batch, source: file)
+                r.stored += report.inserted
+                r.duplicates += report.duplicates      // stored meanwhile by another process or a node
+                r.conflicts += report.conflicts
+                if report.gaps > 0 { r.issues.append("\(file): \(report.gaps) event(s) refused as gaps while storing") }
+                done += batch.count
+                batch.removeAll(keepingCapacity: true)
+                if ctx.console.isTerminal { ctx.console.progress("\(file): \(done)/\(toStore) events") }
+            }
+            for n in lines.indices where plan[n] == .store {
+                if let e = try decode(n) { batch.append(e) }
+                if batch.count == batchSize { try flush() }
+            }
+            try flush()
+            for n in lines.indices where plan[n] == .conflict {
+                guard let e = try decode(n) else { continue }
+                let report = try log.ingest([e], source: "\(file):\(n + 1)")
+                r.conflicts += report.conflicts
+                r.duplicates += report.duplicates
+                if report.conflicts > 0 {
+                    r.issues.append("\(file):\(n + 1): event \(e.id) of \(e.stream) conflicts with the event held under that id "
+                                    + "(held hash differs from \(e.hashHex)): refused, recorded in conflicts")
+                }
+            }
+        } catch {
+            r.refused = "storing failed: \(error) (events of earlier batches of this file may be stored; importing again stores only what is missing)"
+        }
+        return r
+    }
+}
