@@ -162,7 +162,8 @@ enum DiffCommand {
         p.checkpoint = seq
         p.lastSeq = try log.lastSeq()
         guard version == EventLog.projectionVersion, seq == p.lastSeq else {
-            p.note = version != EventLog.projectionVersion
+            p.note = version == 0 ? "no stored projection yet (`breeze screen` builds it): not compared"
+                : version != EventLog.projectionVersion
                 ? "stored projection is of mapping version \(version), this build's is \(EventLog.projectionVersion): not compared"
                 : "stored projection is at seq \(seq) of \(p.lastSeq) (not caught up; run `breeze screen` to catch up): not compared"
             return p
