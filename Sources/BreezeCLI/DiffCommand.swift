@@ -176,7 +176,9 @@ enum DiffCommand {
             for f in ["fresh.db", "fresh.db-wal", "fresh.db-shm"] { unlink(dir + "/" + f) }
             rmdir(dir)
         }
-        let fresh = try EventLog.create(at: dir + "/fresh.db")
+        var options = EventLog.Options()
+        options.durability = .normal                     // a scratch database: no fsync per commit
+        let fresh = try EventLog.create(at: dir + "/fresh.db", options: options)
         defer { fresh.close() }
         var batch: [Event] = []
         try log.forEach { entry in
