@@ -9,7 +9,8 @@ enum DiffCommand {
     static let usage = """
         usage: breeze diff A.db B.db [--stream S] [--limit N] [--json]
 
-        Compares two databases (read-only; they may be in use by running nodes), stream by stream:
+        Compares two databases (read-only, each read in one consistent snapshot; they may be in use by
+        running nodes), stream by stream:
           1. version vectors side by side: for each origin (replica.epoch), the highest counter each holds;
           2. the events each holds that the other lacks: a count, and the first N (--limit, default 10) ids
              and types; events with one id but different content (conflicts) are listed too;
@@ -68,7 +69,7 @@ enum DiffCommand {
         let console = ctx.console
         func progress(_ s: String) { if console.isTerminal { console.progress(s) } }
         let (streams, projections): ([StreamReport], [ProjectionReport]) = try ctx.withReadOnlyLog(at: paths[0]) { A in
-            try ctx.withReadOnlyLog(at: paths[1]) { B in
+            try ctx.withReadOnlyLog(at: paths[1]) { B in try A.withSnapshot { try B.withSnapshot {
                 let all = Array(Set(try A.streams() + B.streams())).sorted()
                 let names = only.map { [$0] } ?? all
                 var reports: [StreamReport] = []
@@ -85,7 +86,7 @@ enum DiffCommand {
                 }
                 progress("")
                 return (reports, projections)
-            }
+            } } }
         }
         let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents }
         let crossDigest = projections.count == 2 && factsSame && projections[0].stored != nil && projections[1].stored != nil

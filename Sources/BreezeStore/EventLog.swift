@@ -578,6 +578,14 @@ public final class EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// Runs `body` inside one read transaction, so every query in it reads the same snapshot of the database
+    /// while other processes go on writing (WAL). `breeze diff` uses it to compare a live database consistently.
+    public func withSnapshot<T>(_ body: () throws -> T) throws -> T {
+        do { try db.execute("BEGIN") } catch { throw StoreError.from(error, path: path) }
+        defer { try? db.execute("COMMIT") }
+        return try body()
+    }
+
     /// The greatest local sequence number held (0 for an empty log).
     public func lastSeq() throws(StoreError) -> Int64 {
         do { return try db.scalarInt("SELECT max(seq) FROM events") ?? 0 } catch { throw StoreError.from(error, path: path) }
