@@ -11,7 +11,10 @@ enum ExplainCommand {
         Lists the events that decided the field, with their replica (origin replica, epoch, counter), HLC
         (time and logical counter) and local seq, which one won and why, and the writes that lost.
           last-writer-wins fields (unit, alert, source, target): the write with the greatest HLC wins; equal
-            HLCs are ordered by origin replica, then epoch, then counter. Each loser says on which it lost.
+            HLCs are ordered by origin replica, then epoch, then counter. Each loser says on which it lost,
+            and how it relates to the winner as far as this log tells: an earlier write of the same replica,
+            overwritten (the winner was written here after it arrived), concurrent (written here before it
+            arrived), or unknown (both written elsewhere).
           add-wins sets (favourite, watch): each add is a dot (its event id); a remove removes exactly the dots
             its replica had observed, so the sensor is present while some add was observed by no remove.
         `alert` alone explains its three fields, `source SOURCE` alone both of its fields. Read-only.
@@ -25,10 +28,12 @@ enum ExplainCommand {
         let fields = try parseFields(p)
         let stream = try ctx.userStream()
         var entries: [EventLog.Entry] = []
-        try ctx.withReadOnlyLog { log in
+        let here: ReplicaID = try ctx.withReadOnlyLog { log in
             try log.forEach(stream: stream) { entries.append($0); return true }
+            return log.replica
         }
         let seqOf = Dictionary(entries.map { ($0.event.id, $0.seq) }, uniquingKeysWith: { a, _ in a })
+        let ctxOf = Local(replica: here, seqOf: seqOf)
         let explanations = fields.map { UserState.explain($0, events: entries.map(\.event)) }
         if let bad = explanations.first(where: { !$0.consistent }) {
             throw .failure("\(bad.field): the explanation disagrees with the merged state (a bug in the merge code); please report it with `breeze log --json --stream \(stream)`")
@@ -36,15 +41,43 @@ enum ExplainCommand {
         if ctx.json {
             ctx.console.out(JSONValue.object([
                 ("user", .string(ctx.user)), ("stream", .string(stream.description)),
-                ("fields", .array(explanations.map { json($0, seqOf) })),
+                ("fields", .array(explanations.map { json($0, ctxOf) })),
             ]).text)
             return
         }
         for (i, x) in explanations.enumerated() {
             if i > 0 { ctx.console.out("") }
-            for l in text(x, seqOf, user: ctx.user) { ctx.console.out(l) }
+            for l in text(x, ctxOf, user: ctx.user) { ctx.console.out(l) }
         }
     }
+
+    /// What this database knows beyond the events: its own replica and the local order of arrival.
+    struct Local {
+        let replica: ReplicaID
+        let seqOf: [EventID: Int64]
+    }
+
+    /// How a losing write relates to the winner, as far as this log can tell:
+    /// - `earlier-write`: the same replica wrote both, the loser first;
+    /// - `overwritten`: the winner was written on this replica after the loser had arrived here (its writer
+    ///   had seen the loser);
+    /// - `concurrent`: the winner was written on this replica before the loser arrived (its writer had not
+    ///   seen it);
+    /// - `unknown`: both came from elsewhere; the log does not record what the winner's writer had seen.
+    static func relation(_ loser: Event, _ winner: Event, _ local: Local) -> String {
+        if loser.id.origin.replica == winner.id.origin.replica { return "earlier-write" }
+        guard winner.id.origin.replica == local.replica, let w = local.seqOf[winner.id], let l = local.seqOf[loser.id] else {
+            return "unknown"
+        }
+        return l < w ? "overwritten" : "concurrent"
+    }
+
+    static let relationText = [
+        "earlier-write": "same replica: an earlier write",
+        "overwritten": "another replica; overwritten: the winner was written here after this write arrived",
+        "concurrent": "another replica; concurrent: the winner was written here before this write arrived",
+        "unknown": "another replica; concurrent unless the winner's writer had seen it (not recorded here)",
+    ]
 
     static func parseFields(_ p: [String]) throws(CLIError) -> [UserStateField] {
         guard let kind = p.first else { throw .usage("missing FIELD", usage) }
@@ -109,7 +142,8 @@ enum ExplainCommand {
         }
     }
 
-    static func text(_ x: FieldExplanation, _ seqOf: [EventID: Int64], user: String) -> [String] {
+    static func text(_ x: FieldExplanation, _ local: Local, user: String) -> [String] {
+        let seqOf = local.seqOf
         var out: [String] = []
         if x.field.isSetMembership {
             let el = x.field.element!
@@ -152,7 +186,7 @@ enum ExplainCommand {
         for l in x.losers {
             out.append("  lost  \(l.value): \(describe(l.event, seqOf))")
             out.append("        \(reason(l.lostOn, loser: l.event, winner: w.event))"
-                       + (l.event.id.origin.replica == w.event.id.origin.replica ? " (same replica: an earlier write)" : " (another replica)"))
+                       + " (\(relationText[relation(l.event, w.event, local)]!))")
         }
         out.append("  rule: \(rule)")
         return out
@@ -171,7 +205,8 @@ enum ExplainCommand {
         ]
     }
 
-    static func json(_ x: FieldExplanation, _ seqOf: [EventID: Int64]) -> JSONValue {
+    static func json(_ x: FieldExplanation, _ local: Local) -> JSONValue {
+        let seqOf = local.seqOf
         var pairs: [(String, JSONValue)] = [("field", .string(x.field.description))]
         if x.field.isSetMembership {
             pairs += [
@@ -197,6 +232,7 @@ enum ExplainCommand {
                     ("value", .string(l.value)), ("lostOn", .string(l.lostOn?.rawValue ?? "none")),
                     ("reason", .string(reason(l.lostOn, loser: l.event, winner: w.event))),
                     ("sameReplicaAsWinner", .bool(l.event.id.origin.replica == w.event.id.origin.replica)),
+                    ("relation", .string(relation(l.event, w.event, local))),
                 ])
             })))
         } else {

@@ -84,6 +84,8 @@ struct ExplainCLITests {
             let loser = Self.array(unit, "losers").first
             #expect(Self.string(loser, "id") == units.first { $0 != celsius } && Self.string(loser, "lostOn") == "hlc")
             #expect(Self.object(loser, "sameReplicaAsWinner") == .bool(false))
+            // b wrote the winner before a's write arrived there: concurrent; a cannot tell.
+            #expect(Self.string(loser, "relation") == (db == b ? "concurrent" : "unknown"))
 
             let alert = h.run(["--db", db, "explain", "alert"]).out
             #expect(alert.contains("alert category (user me): unhealthy, 1 write(s)"), "\(alert)")
@@ -101,6 +103,11 @@ struct ExplainCLITests {
             #expect(watch.first == "watch 131075 (user me): present" && watch.contains("          live: observed by no remove"))
             #expect(h.run(["--db", db, "explain", "watch", "999"]).out == ["watch 999 (user me): absent", "  no event has added 999"])
         }
+        // a writes the unit again, having received b's celsius: that one is overwritten, a's first an earlier write.
+        #expect(h.run(["unit", "set", "fahrenheit"]).code == 0)
+        let again = Self.array(try JSONReader.parse(h.run(["explain", "unit", "--json"]).out.joined()), "fields")[0]
+        #expect(Self.array(again, "losers").compactMap { Self.string($0, "relation") } == ["overwritten", "earlier-write"])
+        #expect(h.run(["explain", "unit"]).out.contains { $0.hasSuffix("(another replica; overwritten: the winner was written here after this write arrived)") })
     }
 
     @Test func anAbsentFavouriteSaysWhichRemoveObservedEachAdd() throws {

@@ -75,6 +75,8 @@ struct DebuggerScenarioTests {
             let loser = (unit["losers"] as? [[String: Any]])?.first ?? [:]
             #expect(loser["id"] as? String == id("unit.set", "unit", "celsius"))
             #expect(loser["lostOn"] as? String == "hlc" && loser["sameReplicaAsWinner"] as? Bool == false)
+            // a wrote the winner before b's write arrived: concurrent, as a's log shows; b cannot tell.
+            #expect(loser["relation"] as? String == (name == "a" ? "concurrent" : "unknown"))
         }
         // replay on b: before the sync point the favourite was gone; after, a's concurrent add brought it back.
         #expect(c.cli("b", ["replay", "--until", String(beforeSync)] + sheet).out.contains(#""isFavourite":false"#))
