@@ -5,7 +5,7 @@ import BreezeStore
 /// through `UserState.explain` (the same apply and merge code that computes the state).
 enum ExplainCommand {
     static let usage = """
-        usage: breeze explain favourite SENSOR | watch SENSOR | unit | alert [category|on-clear|enabled]
+        usage: breeze explain favourite SENSOR | watch SENSOR | unit | alert [category|on-clear|enabled|test]
                               | source SOURCE [enabled|correction] | target TYPE... [--user ID] [--db PATH] [--json]
 
         Lists the events that decided the field, with their replica (origin replica, epoch, counter), HLC
@@ -17,7 +17,8 @@ enum ExplainCommand {
             arrived), or unknown (both written elsewhere).
           add-wins sets (favourite, watch): each add is a dot (its event id); a remove removes exactly the dots
             its replica had observed, so the sensor is present while some add was observed by no remove.
-        `alert` alone explains its three fields, `source SOURCE` alone both of its fields. Read-only.
+          test alerts (alert test): a grow-only set: every request is kept; each is listed.
+        `alert` alone explains its three settings, `source SOURCE` alone both of its fields. Read-only.
         """
 
     static let rule = "last writer wins: greatest HLC; equal HLCs by origin replica, then epoch, then counter"
@@ -99,7 +100,8 @@ enum ExplainCommand {
             case "category": return [.alertCategory]
             case "on-clear": return [.alertOnClear]
             case "enabled": return [.alertsEnabled]
-            case let x?: throw .usage("alert field '\(x)': expected category, on-clear or enabled", usage)
+            case "test": return [.testAlerts]
+            case let x?: throw .usage("alert field '\(x)': expected category, on-clear, enabled or test", usage)
             }
         case "source":
             guard p.count >= 2 else { throw .usage("missing SOURCE", usage) }
@@ -177,6 +179,16 @@ enum ExplainCommand {
             out.append("  rule: \(setRule)")
             return out
         }
+        if x.field == .testAlerts {
+            out.append("\(x.field) (user \(user)): \(x.value) request(s)")
+            for e in x.requests {
+                let sensor: String
+                if case .testAlert(let s)? = try? e.body() { sensor = s ?? "(any sensor)" } else { sensor = "?" }
+                out.append("  request \(sensor): \(describe(e, seqOf))")
+            }
+            out.append("  rule: grow-only set: every request is kept")
+            return out
+        }
         guard let w = x.winner else {
             out.append("\(x.field) (user \(user)): \(x.value) (default: no event has set it)")
             return out
@@ -222,6 +234,15 @@ enum ExplainCommand {
                 })),
                 ("rule", .string(setRule)),
             ]
+            return .object(pairs)
+        }
+        if x.field == .testAlerts {
+            pairs += [("kind", .string("grow-only-set")), ("count", .int(Int64(x.requests.count))),
+                      ("requests", .array(x.requests.map { e in
+                          var sensor: JSONValue = .null
+                          if case .testAlert(let s?)? = try? e.body() { sensor = .string(s) }
+                          return .object(eventJSON(e, seqOf) + [("sensor", sensor)])
+                      }))]
             return .object(pairs)
         }
         pairs += [("kind", .string("last-writer-wins")), ("value", .string(x.value)), ("default", .bool(x.isDefault))]

@@ -45,6 +45,8 @@ public struct FieldExplanation: Sendable {
     public let adds: [Add]
     /// Set fields: the removes of the element, in stamp order.
     public let removes: [Remove]
+    /// The test-alert field: every request (a grow-only set keeps them all), in stamp order.
+    public let requests: [Event]
     /// True when the winner found by folding the writes with `LWWRegister.winner(of:)` (or the set's
     /// membership) equals what the state computed from all events holds.
     public let consistent: Bool
@@ -96,7 +98,17 @@ extension UserState {
             }
             let present = adds.contains { $0.event != nil && $0.removedBy.isEmpty }
             return FieldExplanation(field: field, value: value, isDefault: adds.isEmpty, winner: nil, losers: [],
-                                    adds: adds, removes: removes, consistent: present == set.contains(element))
+                                    adds: adds, removes: removes, requests: [], consistent: present == set.contains(element))
+        }
+        if field == .testAlerts {
+            let requests = list.filter { e in
+                var one = UserState()
+                one.apply(e)
+                return one.testAlerts.count > 0
+            }.sorted { $0.stamp < $1.stamp }
+            return FieldExplanation(field: field, value: value, isDefault: requests.isEmpty, winner: nil, losers: [],
+                                    adds: [], removes: [], requests: requests,
+                                    consistent: Set(requests.map(\.id)).count == full.testAlerts.count)
         }
         var writes: [(event: Event, register: LWWRegister<String>)] = []
         for e in list {
@@ -108,7 +120,7 @@ extension UserState {
         let folded = LWWRegister.winner(of: writes.map(\.register))
         guard let held, let w = writes.first(where: { $0.register.stamp == held.stamp }) else {
             return FieldExplanation(field: field, value: value, isDefault: true, winner: nil, losers: [], adds: [],
-                                    removes: [], consistent: held == nil && folded == nil)
+                                    removes: [], requests: [], consistent: held == nil && folded == nil)
         }
         let losers = writes.filter { $0.register.stamp != held.stamp }
             .sorted { $0.register.stamp > $1.register.stamp }
@@ -116,7 +128,7 @@ extension UserState {
                                           lostOn: held.stamp.decidingComponent(against: $0.register.stamp)) }
         return FieldExplanation(field: field, value: value, isDefault: false,
                                 winner: .init(event: w.event, value: w.register.value, lostOn: nil), losers: losers,
-                                adds: [], removes: [],
+                                adds: [], removes: [], requests: [],
                                 consistent: folded == held && losers.allSatisfy { $0.event.stamp < held.stamp })
     }
 }

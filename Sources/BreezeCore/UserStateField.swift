@@ -1,8 +1,9 @@
-/// One piece of a user's state that `breeze explain` can account for: every field of `UserState` except the
-/// test-alert requests (a grow-only set, where every request simply counts).
+/// One piece of a user's state that `breeze explain` can account for; together they cover every field of
+/// `UserState`.
 ///
-/// Favourites and watched sensors are add-wins sets (`ORSet`), one field per sensor; everything else is a
-/// last-writer-wins register (`LWWRegister`, or one key of an `LWWMap`).
+/// Favourites and watched sensors are add-wins sets (`ORSet`), one field per sensor; test-alert requests are
+/// a grow-only set (`FactSet`, every request kept); everything else is a last-writer-wins register
+/// (`LWWRegister`, or one key of an `LWWMap`).
 public enum UserStateField: Hashable, Sendable, CustomStringConvertible {
     /// Whether a sensor is a favourite.
     case favourite(String)
@@ -22,6 +23,8 @@ public enum UserStateField: Hashable, Sendable, CustomStringConvertible {
     case correction(String)
     /// The daily target of a biomarker reading type.
     case target(String)
+    /// The test alerts requested (a grow-only set of requests).
+    case testAlerts
 
     /// How the field is named on the command line and in `--json`, e.g. `favourite 131075`, `alert category`.
     public var description: String {
@@ -35,6 +38,7 @@ public enum UserStateField: Hashable, Sendable, CustomStringConvertible {
         case .sourceEnabled(let s): return "source \(s) enabled"
         case .correction(let s): return "source \(s) correction"
         case .target(let t): return "target \(t)"
+        case .testAlerts: return "alert test"
         }
     }
 
@@ -67,7 +71,7 @@ public enum UserStateField: Hashable, Sendable, CustomStringConvertible {
     /// (nil when no event has written it, or for set fields).
     public func register(in state: UserState) -> LWWRegister<String>? {
         switch self {
-        case .favourite, .watch: return nil
+        case .favourite, .watch, .testAlerts: return nil
         case .alertCategory: return state.alertCategory.map { LWWRegister($0.value.name, stamp: $0.stamp) }
         case .alertOnClear: return state.alertOnClear.map { LWWRegister($0.value.name, stamp: $0.stamp) }
         case .alertsEnabled: return state.alertsEnabled.map { LWWRegister(String($0.value), stamp: $0.stamp) }
@@ -89,6 +93,7 @@ public enum UserStateField: Hashable, Sendable, CustomStringConvertible {
         case .sourceEnabled(let s): return String(state.isEnabled(source: s))
         case .correction(let s): return state.correction(for: s)
         case .target(let t): return state.biomarkerTargets[t].map(Self.text) ?? "(none)"
+        case .testAlerts: return String(state.testAlerts.count)
         }
     }
 

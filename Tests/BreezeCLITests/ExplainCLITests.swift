@@ -119,6 +119,13 @@ struct ExplainCLITests {
         let out = h.run(["explain", "favourite", "x"]).out
         #expect(out.first == "favourite x (user me): absent")
         #expect(out.contains("  why: absent because every add was observed by a remove: \(add) by \(rem)"), "\(out)")
+        // Test alerts: a grow-only set; every request is listed.
+        #expect(h.run(["alert", "test", "--sensor", "131075"]).code == 0)
+        #expect(h.run(["alert", "test"]).code == 0)
+        let tests = Self.ids(h, h.db, type: "alert.test")
+        let t = h.run(["explain", "alert", "test"]).out
+        #expect(t.first == "alert test (user me): 2 request(s)")
+        #expect(t[1].hasPrefix("  request 131075: alert.test event \(tests[0]) ") && t[2].hasPrefix("  request (any sensor): alert.test event \(tests[1]) "), "\(t)")
         // Another user's stream is separate.
         #expect(h.run(["--user", "bo", "explain", "favourite", "x"]).out.first == "favourite x (user bo): absent")
     }

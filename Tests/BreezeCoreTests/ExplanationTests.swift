@@ -51,7 +51,7 @@ struct ExplanationTests {
             }
             let state = UserState(events: all)
             var fields: [UserStateField] = [.alertCategory, .alertOnClear, .alertsEnabled, .unit, .sourceEnabled("purpleair"),
-                                            .correction("purpleair"), .target("Blood Glucose")]
+                                            .correction("purpleair"), .target("Blood Glucose"), .testAlerts]
             for s in ["a", "b", "c", "d"] { fields += [.favourite(s), .watch(s)] }
             for f in fields {
                 let x = UserState.explain(f, events: all.shuffled(using: &rng))
@@ -63,6 +63,8 @@ struct ExplanationTests {
                         #expect(l.event.stamp < w.event.stamp)
                         #expect(l.lostOn == w.event.stamp.decidingComponent(against: l.event.stamp))
                     }
+                } else if f == .testAlerts {
+                    #expect(x.requests.count == state.testAlerts.count)
                 } else if !f.isSetMembership {
                     #expect(f.register(in: state) == nil && x.isDefault)
                 } else {
