@@ -129,27 +129,32 @@ enum DiffCommand {
             r.conflicts.sort()
         }
         guard r.sameEvents else { return r }
-        // Same events: replay each in its own order and compare.
+        // Same events: replay each in its own order (streaming, page by page) and compare; only when the
+        // states differ are both orders loaded to find where.
         func entries(_ log: EventLog) throws -> [(seq: Int64, event: Event)] {
             var out: [(seq: Int64, event: Event)] = []
             try log.forEach(stream: s) { out.append(($0.seq, $0.event)); return true }
             return out
         }
-        let ea = try entries(A), eb = try entries(B)
-        let report = { (i: Int) in progress("\(s): checking determinism, \(i) of \(ea.count) events") }
+        func replay<S>(_ log: EventLog, _ initial: S, _ apply: (inout S, Event) -> Void) throws -> S {
+            var state = initial
+            try log.forEach(stream: s) { apply(&state, $0.event); return true }
+            return state
+        }
+        let report = { (i: Int) in progress("\(s): looking for the divergence, \(i) events") }
         if case .user = s {
-            let sa = UserState(events: ea.map(\.event)), sb = UserState(events: eb.map(\.event))
+            let sa = try replay(A, UserState()) { $0.apply($1) }, sb = try replay(B, UserState()) { $0.apply($1) }
             r.stateA = sa.stateHash
             r.stateB = sb.stateHash
             if sa != sb {
-                r.divergence = ReplayDivergence.first(ea, eb, initial: UserState(), progress: report) { $0.apply($1) }
+                r.divergence = ReplayDivergence.first(try entries(A), try entries(B), initial: UserState(), progress: report) { $0.apply($1) }
             }
         } else {
-            let wa = FactWorld(events: ea.map(\.event)), wb = FactWorld(events: eb.map(\.event))
+            let wa = try replay(A, FactWorld()) { $0.apply($1) }, wb = try replay(B, FactWorld()) { $0.apply($1) }
             if wa != wb {
                 r.stateA = "differs"
                 r.stateB = "differs from A"
-                r.divergence = ReplayDivergence.first(ea, eb, initial: FactWorld(), progress: report) { $0.apply($1) }
+                r.divergence = ReplayDivergence.first(try entries(A), try entries(B), initial: FactWorld(), progress: report) { $0.apply($1) }
             }
         }
         return r
