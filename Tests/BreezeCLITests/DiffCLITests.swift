@@ -2,6 +2,7 @@ import Testing
 import BreezeCore
 @testable import BreezeStore
 import BreezeTestSupport
+@preconcurrency import Glibc
 @testable import BreezeCLI
 
 /// `breeze diff`: identical databases, missing events, a damaged projection, and the determinism check.
@@ -70,6 +71,23 @@ struct DiffCLITests {
         #expect(r.out.contains { $0.hasPrefix("projection A: stored projection equals a fresh replay") })
         #expect(r.out.contains { $0.hasPrefix("projection B: DETERMINISM BUG or damaged projection: the stored projection (digest ") })
         #expect(r.out.contains("projections: A and B hold the same facts but their stored projections differ"))
+    }
+
+    @Test func aClonedDatabaseThatReusedIdsIsReportedAsConflicts() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        #expect(h.run(["favourite", "add", "149970"]).code == 0)
+        let clone = h.dir + "/clone.db"
+        for suffix in ["", "-wal"] where access(h.db + suffix, F_OK) == 0 { writeFileBytes(clone + suffix, readFileBytes(h.db + suffix)) }
+        // Both copies are the same replica and epoch: their next events get the same id, different content.
+        #expect(h.run(["unit", "set", "fahrenheit"]).code == 0)
+        #expect(h.run(["--db", clone, "unit", "set", "celsius"]).code == 0)
+        let id = ExplainCLITests.ids(h, h.db, type: "unit.set")[0]
+        #expect(ExplainCLITests.ids(h, clone, type: "unit.set") == [id])
+        let r = h.run(["diff", h.db, clone])
+        #expect(r.code == 1)
+        #expect(r.out.contains("stream user:me: DIFFERENT") && !r.out.contains { $0.hasPrefix("  only in") })
+        #expect(r.out.contains("  conflicts: 1 id(s) held by both with different content") && r.out.contains("    \(id)"), "\(r.out)")
     }
 
     /// An order-dependent reducer (the last unit applied wins, ignoring clocks): the bug `diff` hunts.
