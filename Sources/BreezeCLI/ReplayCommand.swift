@@ -64,6 +64,15 @@ enum ReplayCommand {
 
         var isSeq: Bool { if case .seq = self { return true } else { return false } }
 
+        /// True when this cut holds fewer events than `other` of the same kind.
+        func isBefore(_ other: Cut) -> Bool {
+            switch (self, other) {
+            case (.seq(let a), .seq(let b)): return a < b
+            case (.hlc(let a, _), .hlc(let b, _)): return a < b
+            default: return false
+            }
+        }
+
         var description: String {
             switch self {
             case .seq(let n): return "seq \(n)"
@@ -92,6 +101,8 @@ enum ReplayCommand {
         if let end, end.isSeq != start.isSeq {
             throw .usage("--from and --until must both be sequence numbers or both times (HLC or ISO 8601)", usage)
         }
+        if let end, end.isBefore(start) { throw .failure("--until \(end) is before --from \(start)") }
+        _ = try ScreenCommand.parameters(a, ctx, defaultNow: 0)      // bad screen options fail before any replay
         let lines: [String] = try ctx.withReadOnlyLog { log in
             let last = try log.lastSeq()
             for case .seq(let n) in [start, end].compactMap({ $0 }) where n > last {

@@ -138,6 +138,8 @@ struct ReplayCLITests {
             (["replay", "--until", "abc", "--screen", "sheet"], 1, "--until 'abc': expected a sequence number"),
             (["replay", "--until", "9", "--screen", "sheet"], 1, "seq 9: the log of"),
             (["replay", "--until", "1.99999", "--screen", "sheet"], 1, "HLC out of range"),
+            (["replay", "--step", "--from", "1", "--until", "0", "--screen", "sheet"], 1, "--until seq 0 is before --from seq 1"),
+            (["replay", "--until", "1", "--screen", "sheet", "--at", "91,0"], 1, "--at '91,0'"),
         ]
         for (args, code, text) in cases {
             let r = h.run(args)
