@@ -106,14 +106,13 @@ enum DiffCommand {
         var hashesA: [UInt8] = Array(repeating: 0, count: Event.hashLength)
         var hashesB = hashesA
         func scan(_ log: EventLog, other: VersionVector, count: inout Int, sample: inout [Event], xor: inout [UInt8]) throws {
-            try log.forEach(stream: s) { entry in
+            try each(log, s) { entry in
                 if other.contains(entry.event.id) {
                     for i in 0..<Event.hashLength { xor[i] ^= entry.event.hash[i] }
                 } else {
                     count += 1
                     if sample.count < limit { sample.append(entry.event) }
                 }
-                return true
             }
         }
         try scan(A, other: r.vectorB, count: &r.onlyA, sample: &r.sampleA, xor: &hashesA)
@@ -121,10 +120,9 @@ enum DiffCommand {
         if hashesA != hashesB {
             // Some id is held by both with different content: find which.
             var held: [EventID: [UInt8]] = [:]
-            try A.forEach(stream: s) { if r.vectorB.contains($0.event.id) { held[$0.event.id] = $0.event.hash }; return true }
-            try B.forEach(stream: s) { e in
+            try each(A, s) { if r.vectorB.contains($0.event.id) { held[$0.event.id] = $0.event.hash } }
+            try each(B, s) { e in
                 if let h = held[e.event.id], h != e.event.hash { r.conflicts.append(e.event.id) }
-                return true
             }
             r.conflicts.sort()
         }
@@ -133,12 +131,12 @@ enum DiffCommand {
         // states differ are both orders loaded to find where.
         func entries(_ log: EventLog) throws -> [(seq: Int64, event: Event)] {
             var out: [(seq: Int64, event: Event)] = []
-            try log.forEach(stream: s) { out.append(($0.seq, $0.event)); return true }
+            try each(log, s) { out.append(($0.seq, $0.event)) }
             return out
         }
         func replay<S>(_ log: EventLog, _ initial: S, _ apply: (inout S, Event) -> Void) throws -> S {
             var state = initial
-            try log.forEach(stream: s) { apply(&state, $0.event); return true }
+            try each(log, s) { apply(&state, $0.event) }
             return state
         }
         let report = { (i: Int) in progress("\(s): looking for the divergence, \(i) events") }
@@ -158,6 +156,20 @@ enum DiffCommand {
             }
         }
         return r
+    }
+
+    /// Calls `body` for each event of stream `s` in seq order. `forEach(stream:)` re-reads the stream's index
+    /// range for every page (that index is ordered by origin and counter, not seq), which grows with the square
+    /// of a large stream; a large stream is read by one scan of the whole log in seq order instead.
+    static func each(_ log: EventLog, _ s: StreamID, _ body: (EventLog.Entry) throws -> Void) throws {
+        if try log.count(stream: s) > 20_000 {
+            try log.forEach { entry in
+                if entry.event.stream == s { try body(entry) }
+                return true
+            }
+        } else {
+            try log.forEach(stream: s) { try body($0); return true }
+        }
     }
 
     /// The stored projection digest of `log` and that of a fresh replay of its events into a temporary
