@@ -75,8 +75,8 @@ public final class EventLog {
     /// epoch, no pragma that writes, so it is safe on a database a running node is using and on a copy
     /// attached to a bug report. Appends and projection catch-up on it fail.
     ///
-    /// - Throws: as `open`, and `.newerSchema`-like refusal for a database of an older schema (open it once
-    ///   with a writing command to migrate it).
+    /// - Throws: as `open`; a database of an older schema is refused too (reading it would need a migration,
+    ///   which writes: any writing command migrates it).
     public static func openReadOnly(at path: String, options: Options = Options()) throws(StoreError) -> EventLog {
         try EventLog(path: path, create: false, options: options, readOnly: true)
     }
