@@ -29,6 +29,11 @@ public enum BreezeCLI {
                                                 import real data (run `breeze import --help` for formats)
           screen NAME [--user ID] [--at LAT,LON] [--sensor ID] [--now ISO8601] ...
                                                 a screen's read model (run `breeze screen --help`)
+          replay --until SEQ|HLC|ISO8601 --screen NAME [--step] [screen options]
+                                                a screen as it was at a point of the log; --step: what each event changed
+          explain favourite S|watch S|unit|alert [F]|source SRC [F]|target TYPE
+                                                which events decided a setting, which won and why
+          diff A.db B.db [--stream S]           two databases compared: vectors, missing events, determinism
           node --listen HOST:PORT [--peer HOST:PORT]... --secret-file FILE [--user ID]
                                                 run a replica that syncs with its peers until SIGINT/SIGTERM
           status                                the node's peers: connected, last contact, how far behind
@@ -131,6 +136,9 @@ public enum BreezeCLI {
         Command(name: "export", help: ExportCommand.usage, run: ExportCommand.run),
         Command(name: "import", help: ImportCommand.usage, run: ImportCommand.run),
         Command(name: "screen", help: ScreenCommand.usage, run: ScreenCommand.run),
+        Command(name: "replay", help: ReplayCommand.usage, run: ReplayCommand.run),
+        Command(name: "explain", help: ExplainCommand.usage, run: ExplainCommand.run),
+        Command(name: "diff", help: DiffCommand.usage, run: DiffCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),

@@ -32,6 +32,17 @@ public struct Context {
         } catch { throw .failure("\(dbPath): \(error)") }
     }
 
+    /// Runs `body` with the database at `path` (default: `dbPath`) opened read-only: nothing is written, so
+    /// it is safe on a database a running node is using (replay, explain, diff).
+    func withReadOnlyLog<T>(at path: String? = nil, _ body: (EventLog) throws -> T) throws(CLIError) -> T {
+        let log: EventLog
+        do { log = try EventLog.openReadOnly(at: path ?? dbPath) } catch { throw .failure(error.description) }
+        defer { log.close() }
+        do { return try body(log) } catch let e as CLIError { throw e } catch let e as StoreError {
+            throw .failure(e.description)
+        } catch { throw .failure("\(path ?? dbPath): \(error)") }
+    }
+
     /// The user's settings stream.
     func userStream() throws(CLIError) -> StreamID {
         do { try StreamID.validateUserID(user) } catch { throw .failure("--user: \(error.description)") }

@@ -15,7 +15,7 @@ enum ScreenCommand {
     }
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["at", "sensor", "bbox", "date", "now", "metric"], usage: usage)
+        let a = try Arguments(args, valued: options, usage: usage)
         guard let name = a.positionals.first else { throw .usage("missing NAME", usage) }
         guard let screen = Screens.named(name) else {
             throw .usage("unknown screen '\(name)'; screens: \(Screens.all.map { $0.name }.joined(separator: ", "))", usage)
@@ -30,14 +30,21 @@ enum ScreenCommand {
         for l in lines { ctx.console.out(l) }
     }
 
+    /// The screen options (`--at --sensor --bbox --date --now --metric`; `--user` and `--json` are global),
+    /// shared with `breeze replay`.
+    static let options: Set<String> = ["at", "sensor", "bbox", "date", "now", "metric"]
+    /// Their usage text.
+    static let optionsUsage = "[--user ID] [--at LAT,LON] [--sensor [SOURCE:]ID] [--bbox S,W,N,E] [--date YYYY-MM-DD] [--now ISO8601] [--metric aqi|temperature|humidity|pm25]"
+
     static func output<S: Screen>(_ screen: S.Type, _ world: WorldReader, _ p: ScreenParameters, json: Bool) throws -> [String] {
         let model: S.Model
         do { model = try S.build(world, p) } catch let e as ScreenError { throw CLIError.failure("screen \(S.name): \(e)") }
         return json ? [try Screens.json(model)] : S.render(model)
     }
 
-    static func parameters(_ a: Arguments, _ ctx: Context) throws(CLIError) -> ScreenParameters {
-        var now = Int64(SystemClock.nowMillis() / 1000)
+    /// The screen parameters from the screen options; `now` is `--now`, else `defaultNow`, else the wall clock.
+    static func parameters(_ a: Arguments, _ ctx: Context, defaultNow: Int64? = nil) throws(CLIError) -> ScreenParameters {
+        var now = defaultNow ?? Int64(SystemClock.nowMillis() / 1000)
         if let n = a.options["now"] {
             guard n.contains("T"), let t = DateParsing.isoDateTime(n) else {
                 throw .failure("--now '\(n)': expected an ISO 8601 date-time with years 1-9999, e.g. 2023-10-25T14:00:00Z")

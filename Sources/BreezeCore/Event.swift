@@ -129,6 +129,29 @@ public struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(hlc)@\(id)" }
 
+    /// A part of the stamp order, in the order it is compared.
+    public enum Component: String, Sendable, CaseIterable {
+        /// The hybrid logical clock.
+        case hlc
+        /// The origin replica (compared when the clocks are equal).
+        case replica
+        /// The origin's epoch (compared when clock and replica are equal).
+        case epoch
+        /// The per-origin counter (compared when everything before is equal).
+        case counter
+    }
+
+    /// The first component, in the order `<` compares them, in which this stamp and `other` differ: the one
+    /// that decides which of the two is greater (nil for equal stamps). `explain` uses it to say why a
+    /// last-writer-wins write won.
+    public func decidingComponent(against other: Stamp) -> Component? {
+        if hlc != other.hlc { return .hlc }
+        if id.origin.replica != other.id.origin.replica { return .replica }
+        if id.origin.epoch != other.id.origin.epoch { return .epoch }
+        if id.counter != other.id.counter { return .counter }
+        return nil
+    }
+
     func encode(into w: inout ByteWriter) {
         w.u64(hlc.rawValue)
         id.encode(into: &w)

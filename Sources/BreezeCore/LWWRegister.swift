@@ -27,6 +27,12 @@ public struct LWWRegister<Value: Hashable & Sendable>: Hashable, Sendable {
     public func merged(with other: LWWRegister) -> LWWRegister {
         other.stamp > stamp ? other : self
     }
+
+    /// The register that a set of writes leaves, by the same join `merged(with:)` that state uses (nil for
+    /// no writes); `explain` names its write as the winner.
+    public static func winner(of writes: [LWWRegister]) -> LWWRegister? {
+        writes.reduce(nil) { Optional<Any>.merge($0, $1) }
+    }
 }
 
 extension Optional {

@@ -28,6 +28,12 @@ public struct ORSet<Element: Hashable & Comparable & Sendable>: Hashable, Sendab
         (adds[element] ?? []).subtracting(removed).sorted()
     }
 
+    /// Every add dot of `element`, each with whether a remove has covered it (observed it): the element is
+    /// present exactly when one of them is not covered. Sorted by dot.
+    public func coverage(of element: Element) -> [(dot: EventID, removed: Bool)] {
+        (adds[element] ?? []).sorted().map { ($0, removed.contains($0)) }
+    }
+
     /// True when `element` has a live add.
     public func contains(_ element: Element) -> Bool {
         guard let dots = adds[element] else { return false }

@@ -2,7 +2,7 @@ public import BreezeCore
 
 /// An in-memory `WorldReader` built from events (for tests and for replaying a log prefix): the same
 /// last-writer-wins-by-stamp rules as the SQLite projection (`BreezeStore.ProjectionStore`).
-public struct FactWorld: WorldReader {
+public struct FactWorld: WorldReader, Equatable {
     private var sensorRegs: [String: LWWRegister<SensorRegistration>] = [:]
     private var points: [String: [Int64: [String: LWWRegister<Double>]]] = [:]
     private var factRows: [String: LWWRegister<EventBody>] = [:]

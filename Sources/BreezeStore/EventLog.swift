@@ -71,7 +71,17 @@ public final class EventLog {
         try EventLog(path: path, create: false, options: options)
     }
 
-    private init(path: String, create: Bool, options: Options) throws(StoreError) {
+    /// Opens an existing Breeze database for reading only (`SQLITE_OPEN_READONLY`): no migration, no new
+    /// epoch, no pragma that writes, so it is safe on a database a running node is using and on a copy
+    /// attached to a bug report. Appends and projection catch-up on it fail.
+    ///
+    /// - Throws: as `open`; a database of an older schema is refused too (reading it would need a migration,
+    ///   which writes: any writing command migrates it).
+    public static func openReadOnly(at path: String, options: Options = Options()) throws(StoreError) -> EventLog {
+        try EventLog(path: path, create: false, options: options, readOnly: true)
+    }
+
+    private init(path: String, create: Bool, options: Options, readOnly: Bool = false) throws(StoreError) {
         self.path = path
         self.options = options
         if !create && !FileChecks.exists(path) {
@@ -81,7 +91,7 @@ public final class EventLog {
             throw StoreError(.notBreeze, "\(path): is a directory, not a Breeze database")
         }
         do {
-            db = try Database(path: path, create: create)
+            db = try Database(path: path, create: create, readOnly: readOnly)
         } catch {
             throw StoreError(.missing, "\(path): cannot open (\(error.message))", sqliteCode: error.code)
         }
@@ -99,6 +109,13 @@ public final class EventLog {
                 throw StoreError(.notBreeze, "\(path): an SQLite database of another application, not Breeze; left untouched")
             } else if version > Schema.current {
                 throw StoreError(.newerSchema, "\(path): written by a newer Breeze (schema \(version), this build reads up to \(Schema.current)); upgrade Breeze to open it")
+            }
+            if readOnly {
+                guard version == Schema.current else {
+                    throw StoreError(.newerSchema, "\(path): schema \(version), this build reads \(Schema.current) read-only; run a writing command (e.g. `breeze state`) once to migrate it")
+                }
+                (replica, epoch) = try EventLog.storedIdentity(db)
+                return
             }
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")")
@@ -122,6 +139,14 @@ public final class EventLog {
             }
             try db.execute("PRAGMA application_id=\(Schema.applicationID); PRAGMA user_version=\(Schema.current)")
         }
+    }
+
+    /// The replica id and current epoch as stored, without starting a new epoch (read-only opens).
+    private static func storedIdentity(_ db: Database) throws -> (ReplicaID, UInt32) {
+        let s = try db.prepare("SELECT key, value FROM meta WHERE key IN ('replica', 'epoch')")
+        var r: Int64 = 0, e: Int64 = 0
+        while try s.step() { if s.text(0) == "replica" { r = s.int(1) } else { e = s.int(1) } }
+        return (ReplicaID(rawValue: UInt64(bitPattern: r)), UInt32(clamping: e))
     }
 
     /// Reads the replica id and decides the epoch: a new epoch whenever the boot differs from the one the
@@ -551,6 +576,19 @@ public final class EventLog {
             }
             return Int(try db.scalarInt("SELECT count(*) FROM events") ?? 0)
         } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Runs `body` inside one read transaction, so every query in it reads the same snapshot of the database
+    /// while other processes go on writing (WAL). `breeze diff` uses it to compare a live database consistently.
+    public func withSnapshot<T>(_ body: () throws -> T) throws -> T {
+        do { try db.execute("BEGIN") } catch { throw StoreError.from(error, path: path) }
+        defer { try? db.execute("COMMIT") }
+        return try body()
+    }
+
+    /// The greatest local sequence number held (0 for an empty log).
+    public func lastSeq() throws(StoreError) -> Int64 {
+        do { return try db.scalarInt("SELECT max(seq) FROM events") ?? 0 } catch { throw StoreError.from(error, path: path) }
     }
 
     /// The user's state, reduced from every event of `user:<id>`.

@@ -241,6 +241,16 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// The projection's checkpoint: the last `seq` applied and the mapping version that applied it (read
+    /// only; `catchUpProjection` moves it).
+    public func projectionCheckpoint() throws(StoreError) -> (seq: Int64, version: Int64) {
+        do {
+            let seq = try db.cached("SELECT value FROM meta WHERE key = 'proj_seq'").first { $0.int(0) } ?? 0
+            let version = try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0
+            return (seq, version)
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// A digest of the projection tables' contents (values and deciding stamps), for comparing an incremental
     /// projection with a rebuild.
     public func projectionDigest() throws(StoreError) -> String {
