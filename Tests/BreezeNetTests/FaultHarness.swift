@@ -78,7 +78,11 @@ final class ProxyProcess {
         return out
     }
 
+    private var stopped = false
+
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         child.signal(SIGTERM)
         while child.readLine() != nil {}
         child.wait()

@@ -168,7 +168,8 @@ struct FaultTests {
         func env(_ n: String, _ offset: Int64? = nil) -> [String] { ["BREEZE_CLOCK_OFFSET_MS=\(offset ?? offsets[n]!)"] }
         let c = Cluster()
         let names = ["a", "b", "c"]
-        _ = c.startMesh(names, seed: seed, env: { env($0) })
+        let proxies = c.startMesh(names, seed: seed, env: { env($0) })
+        defer { withExtendedLifetime(proxies) {} }
         let started = FaultRun.now()
         // Background writers on every replica: breeze-torture uses the real clock on the same databases, a
         // second process with another clock sharing each replica's HLC.
