@@ -70,7 +70,7 @@ struct FaultTests {
         // Faults off: the sessions broken by them recover (reconnect, vectors, resend) and everything converges.
         let quiet = FaultRun.now()
         for p in proxies.values { p.command("faults off") }
-        let ok = waitUntil(seconds: 40) { Self.converged(c, names, events: acked.count) }
+        let ok = waitUntil(seconds: FaultRun.soak ? 120 : 40) { Self.converged(c, names, events: acked.count) }
         let convergeSeconds = FaultRun.now() - quiet
         #expect(ok, "no convergence: \(names.map { "\($0) \(c.count($0)) \(c.fingerprint($0) ?? "-")" }) acked \(acked.count)")
         let r = Self.check(c, names, acked)
