@@ -42,6 +42,7 @@ let package = Package(
                                                   "BreezeProjections", "BreezeAirQuality"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
+        .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync"], path: "tools/breeze-proxy"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality", "BreezeCore"],

@@ -47,6 +47,8 @@ public enum BreezeCLI {
           --json               machine-readable output
           --durability full|normal   commit durability (default full; see README)
           --help               help for a command
+
+        testing aid: BREEZE_CLOCK_OFFSET_MS=N shifts the clock events are stamped with by N ms (N < 0: behind)
         """
 
     /// Runs the tool with `arguments` (without the program name).
@@ -99,6 +101,13 @@ public enum BreezeCLI {
             user: user ?? environment["BREEZE_USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "me",
             json: json, durability: mode, console: console)
         ctx.userGiven = user != nil || !(environment["BREEZE_USER"] ?? "").isEmpty
+        if let offset = environment["BREEZE_CLOCK_OFFSET_MS"], !offset.isEmpty {
+            guard let v = SystemClock.parseOffset(offset) else {
+                console.err("breeze: BREEZE_CLOCK_OFFSET_MS '\(offset)': expected whole milliseconds (e.g. -21600000), within 10 years")
+                return 1
+            }
+            ctx.clockOffsetMillis = v
+        }
         do {
             try cmd.run(Array(rest.dropFirst()), ctx)
             return 0

@@ -15,12 +15,23 @@ public struct Context {
     public var durability: EventLog.Durability
     /// Where output goes.
     public let console: Console
+    /// Added to the wall clock for every timestamp (`BREEZE_CLOCK_OFFSET_MS`, a testing aid for clock skew).
+    public var clockOffsetMillis: Int64 = 0
+
+    /// Log options for this invocation: durability and the (possibly offset) wall clock.
+    func logOptions() -> EventLog.Options {
+        var o = EventLog.Options()
+        o.durability = durability
+        if clockOffsetMillis != 0 {
+            let offset = clockOffsetMillis
+            o.wallClock = { SystemClock.nowMillis(offsetMillis: offset) }
+        }
+        return o
+    }
 
     /// Opens the existing log, mapping store errors to one-line failures.
     func openLog() throws(CLIError) -> EventLog {
-        var o = EventLog.Options()
-        o.durability = durability
-        do { return try EventLog.open(at: dbPath, options: o) } catch { throw .failure(error.description) }
+        do { return try EventLog.open(at: dbPath, options: logOptions()) } catch { throw .failure(error.description) }
     }
 
     /// Runs `body` with the log open, closing it afterwards and turning store errors into failures.

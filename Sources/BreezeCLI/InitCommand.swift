@@ -11,10 +11,8 @@ enum InitCommand {
         _ = try Arguments(args, usage: usage).expect([])
         let existed = access(ctx.dbPath, F_OK) == 0
         if !existed { try makeParentDirectories(of: ctx.dbPath) }
-        var o = EventLog.Options()
-        o.durability = ctx.durability
         let log: EventLog
-        do { log = try EventLog.create(at: ctx.dbPath, options: o) } catch { throw .failure(error.description) }
+        do { log = try EventLog.create(at: ctx.dbPath, options: ctx.logOptions()) } catch { throw .failure(error.description) }
         defer { log.close() }
         if ctx.json {
             ctx.console.out(JSONValue.object([("db", .string(ctx.dbPath)), ("replica", .string(log.replica.description)),

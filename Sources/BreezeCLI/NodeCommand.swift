@@ -32,6 +32,7 @@ enum NodeCommand {
         var config = NodeConfig(dbPath: ctx.dbPath, listen: a.options["listen"], scope: scope, secret: secret)
         config.peers = peers
         config.durability = ctx.durability
+        config.wallClock = ctx.logOptions().wallClock
         config.handleSignals = true
         config.log = { line in
             fputs("[\(ISOTime.format(millis: Int64(SystemClock.nowMillis())))] \(line)\n", stderr)

@@ -36,6 +36,10 @@ public struct HLC: Hashable, Comparable, Sendable, CustomStringConvertible {
 /// - A remote timestamp further ahead is still stored (the event is valid), but it is flagged as skewed and
 ///   only drags the local clock as far as `wall + maxSkewMillis`: one replica with a bad clock cannot push
 ///   everybody's clock into the future.
+/// - A local event that supersedes what this replica has seen is stamped after it, however far ahead it is
+///   (`tick(wallMillis:after:)`, the HLC receive rule applied when a write needs it): `EventLog.append`
+///   stamps every local event of a stream after every flagged event of that stream, so a causally later
+///   write always wins a last-writer-wins merge, while streams nobody writes to leave the clock alone.
 public struct HybridClock: Sendable {
     /// The last timestamp issued or observed.
     public private(set) var last: HLC
@@ -56,6 +60,15 @@ public struct HybridClock: Sendable {
         let wall = HLC(physicalMillis: wallMillis, logical: 0)
         last = wall > last ? wall : HLC(rawValue: last.rawValue &+ 1)
         return last
+    }
+
+    /// A timestamp for a new local event that must order after `observed` (a value it supersedes), even when
+    /// `observed` is beyond the skew bound: the clock first moves to `observed` (it never moves back), then
+    /// ticks. The clock stays monotonic, and the new event is greater than `observed` and than everything
+    /// issued or observed before.
+    public mutating func tick(wallMillis: UInt64, after observed: HLC) -> HLC {
+        if observed > last { last = observed }
+        return tick(wallMillis: wallMillis)
     }
 
     /// Takes a remote event's timestamp into account. Returns true when the timestamp is beyond the skew

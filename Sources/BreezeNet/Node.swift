@@ -57,6 +57,11 @@ final class Node {
         var lastReceivedMillis: UInt64
         var lastSentMillis: UInt64
         var note: String?
+        /// When the session became ready (for the vectors timeout).
+        var readyMillis: UInt64?
+        /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
+        var acksSeen = 0
+        var ackProgressMillis: UInt64 = 0
         init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64) {
             self.conn = conn; self.session = session; self.address = address; self.dialer = dialer
             openedMillis = now; lastReceivedMillis = now; lastSentMillis = now
@@ -80,6 +85,7 @@ final class Node {
         self.loop = loop
         var o = EventLog.Options()
         o.durability = config.durability
+        o.wallClock = config.wallClock
         log = try EventLog.open(at: config.dbPath, options: o)
         startedMillis = SystemClock.nowMillis()
         check = .allocate(capacity: 1)
@@ -270,6 +276,7 @@ final class Node {
             case .authenticated(let replica, let scope):
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
                 peer.conn.decoder.maxLength = Frame.maxLength
+                peer.readyMillis = now()
                 peer.dialer?.attempt = 0
                 sendVectors(peer)
                 writeStatus()
@@ -402,12 +409,26 @@ final class Node {
                 }
             } else if t - peer.lastReceivedMillis > config.idleTimeoutMillis {
                 perform(peer, peer.session.abort(.timeout, "nothing received for \(config.idleTimeoutMillis) ms"))
+            } else if peer.session.awaitingVectors, let r = peer.readyMillis, t - r > config.handshakeTimeoutMillis {
+                perform(peer, peer.session.abort(.timeout, "no vectors within \(config.handshakeTimeoutMillis) ms of ready"))
+            } else if ackOverdue(peer, now: t) {
+                perform(peer, peer.session.abort(.timeout, "no acknowledgement for \(config.ackTimeoutMillis) ms"))
             } else if t - peer.lastSentMillis >= config.pingIntervalMillis {
                 peer.conn.send(Frame.encode(.ping(t)))
                 peer.lastSentMillis = t
             }
         }
         writeStatus()
+    }
+
+    /// True when batches have been waiting for an acknowledgement for longer than `ackTimeoutMillis`.
+    private func ackOverdue(_ peer: Peer, now t: UInt64) -> Bool {
+        if peer.session.acksReceived != peer.acksSeen || peer.session.unacknowledged == 0 || peer.ackProgressMillis == 0 {
+            peer.acksSeen = peer.session.acksReceived
+            peer.ackProgressMillis = t
+            return false
+        }
+        return t - peer.ackProgressMillis > config.ackTimeoutMillis
     }
 
     /// The wall-clock time of a loop (monotonic) time, for display.

@@ -25,15 +25,20 @@ public struct NodeConfig: Sendable {
     /// How long a closing connection may take to write its last frames before it is closed by force.
     public var closeGraceMillis: UInt64 = 2000
     public var idleTimeoutMillis: UInt64 = 30_000
+    /// In ready, how long batches may wait with no acknowledgement arriving before the session is ended (a
+    /// lost `ack` or `events` frame; the next session resumes from vectors).
+    public var ackTimeoutMillis: UInt64 = 10_000
     public var pingIntervalMillis: UInt64 = 5000
     public var reconnectMinMillis: UInt64 = 100
-    public var reconnectMaxMillis: UInt64 = 10_000
+    public var reconnectMaxMillis: UInt64 = 5_000
     /// How often to look for commits by other processes.
     public var pollMillis: UInt64 = 10
     public var batchEvents = 512
     public var window = 4
     /// Above this many bytes queued on a socket, stop reading the log for that peer.
     public var maxQueuedBytes = 8 << 20
+    /// Wall time in milliseconds for event timestamps (`EventLog.Options.wallClock`); tests shift it.
+    public var wallClock: @Sendable () -> UInt64 = { SystemClock.nowMillis() }
     /// Diagnostics (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
 

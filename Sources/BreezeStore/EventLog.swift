@@ -245,6 +245,7 @@ public final class EventLog {
         let encoded = items.map { ($0.0, $0.1.encode()) }
         var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
         var next: [StreamID: (key: Int64, counter: UInt64)] = [:]
+        var floors: [StreamID: HLC] = [:]
         var out: [Event] = []
         out.reserveCapacity(items.count)
         let insert = try db.cached(EventLog.insertSQL)
@@ -257,8 +258,15 @@ public final class EventLog {
             }
             slot.counter += 1
             next[stream] = slot
+            // Stamped after every event of the stream this replica holds, flagged ones included: a write that
+            // supersedes a value from a replica whose clock is far ahead must still win (Protocol/encoding.md 6).
+            let floor: HLC
+            if let f = floors[stream] { floor = f } else {
+                floor = try aheadFloor(stream)
+                floors[stream] = floor
+            }
             let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
-                          hlc: clock.tick(wallMillis: wall), type: type, schemaVersion: version,
+                          hlc: clock.tick(wallMillis: wall, after: floor), type: type, schemaVersion: version,
                           payload: payload)
             guard e.encoded.count <= Event.maxEncodedSize else {
                 throw StoreError(.invalidAppend, "event type '\(type)' of \(e.encoded.count) bytes exceeds the \(Event.maxEncodedSize)-byte limit")
@@ -313,6 +321,28 @@ public final class EventLog {
         let s = try db.cached("UPDATE meta SET value = ? WHERE key = 'hlc'")
         try s.bind(1, Int64(bitPattern: hlc.rawValue))
         try s.run()
+    }
+
+    /// The greatest timestamp of the events of `stream` that arrived beyond the skew bound (flag 1), which the
+    /// clock did not follow; `.zero` if none. Kept in `meta` under `ahead:<stream>`.
+    private func aheadFloor(_ stream: StreamID) throws -> HLC {
+        let q = try db.cached("SELECT value FROM meta WHERE key = ?")
+        try q.bind(1, "ahead:\(stream)")
+        return try q.first { HLC(rawValue: UInt64(bitPattern: $0.int(0))) } ?? .zero
+    }
+
+    private func raiseAheadFloor(_ stream: StreamID, to hlc: HLC) throws {
+        let s = try db.cached("INSERT INTO meta(key, value) VALUES (?, ?) "
+                              + "ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)")
+        try s.bind(1, "ahead:\(stream)")
+        try s.bind(2, Int64(bitPattern: hlc.rawValue))
+        try s.run()
+    }
+
+    /// The greatest timestamp of a flagged (beyond the skew bound) event of `stream`, or `.zero`: the next
+    /// local event of that stream is stamped after it.
+    public func aheadOfClock(in stream: StreamID) throws(StoreError) -> HLC {
+        do { return try aheadFloor(stream) } catch { throw StoreError.from(error, path: path) }
     }
 
     /// The last timestamp this replica issued or observed (shared by every process using the database).
@@ -397,7 +427,10 @@ public final class EventLog {
                             continue
                         }
                         let skewed = clock.observe(e.hlc, wallMillis: wall)
-                        if skewed { report.skewed += 1 }
+                        if skewed {
+                            report.skewed += 1
+                            try raiseAheadFloor(e.stream, to: e.hlc)
+                        }
                         if misplaced { report.invalid += 1 }
                         try insertRow(insert, e, stream: key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
                         heads[e.stream]![e.id.origin] = e.id.counter

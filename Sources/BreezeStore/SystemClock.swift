@@ -10,6 +10,20 @@ public enum SystemClock {
         return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
     }
 
+    /// The wall clock shifted by `offsetMillis` (negative: behind), never below the epoch. A testing aid for
+    /// clock-skew tests (`BREEZE_CLOCK_OFFSET_MS`); production uses offset 0.
+    public static func nowMillis(offsetMillis: Int64) -> UInt64 {
+        let now = Int64(nowMillis())
+        return UInt64(max(0, now + offsetMillis))
+    }
+
+    /// Parses a clock offset in milliseconds (`BREEZE_CLOCK_OFFSET_MS`): an integer, at most 10 years either
+    /// way. Returns nil for anything else.
+    public static func parseOffset(_ text: String) -> Int64? {
+        guard let v = Int64(text), abs(v) <= 10 * 366 * 86_400_000 else { return nil }
+        return v
+    }
+
     /// This boot of the kernel (`/proc/sys/kernel/random/boot_id`), or nil if unreadable. A change of boot
     /// id tells the log that writes not yet synced to disk before the reboot may be gone.
     public static func bootID() -> String? {

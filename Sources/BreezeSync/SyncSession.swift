@@ -82,6 +82,11 @@ public struct SyncSession: Sendable {
     private var vectorsReceived = false
     private var nextBatch: UInt64 = 1
     private var inFlight: [UInt64: Int] = [:]
+    /// The number the peer's next `events` must carry: batches arrive numbered 1, 2, 3, ...
+    private var expectedBatch: UInt64 = 1
+    /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
+    /// get none for too long).
+    public private(set) var acksReceived = 0
 
     /// The protocol versions this build speaks.
     public static let versions: ClosedRange<UInt16> = 1...1
@@ -110,6 +115,9 @@ public struct SyncSession: Sendable {
 
     /// Batches sent and not yet acknowledged.
     public var unacknowledged: Int { inFlight.count }
+
+    /// True in ready until the peer's `vectors` arrive (the shell times out a peer that never sends them).
+    public var awaitingVectors: Bool { state == .ready && !vectorsReceived }
 
     /// True when the shell should read more of the log for this peer.
     public var wantsEvents: Bool { state == .ready && vectorsReceived && inFlight.count < config.window }
@@ -184,6 +192,12 @@ public struct SyncSession: Sendable {
             cursor = 0
             return [.rescan]
         case (.ready, .events(let batch, let events)):
+            // TCP neither loses, repeats nor reorders bytes, so a number out of sequence means a broken
+            // middlebox or a bug: end the session; the next one resumes from vectors, nothing applied twice.
+            guard batch == expectedBatch else {
+                return fail(.unexpected, "batch \(batch) out of sequence (expected \(expectedBatch))")
+            }
+            expectedBatch += 1
             for e in events where !grants!.peerMayWrite(e.stream) {
                 return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
             }
@@ -191,9 +205,16 @@ public struct SyncSession: Sendable {
             receivedEvents += events.count
             return [.ingest(batch: batch, events: events)]
         case (.ready, .ack(let batch, _, _)):
-            guard inFlight.removeValue(forKey: batch) != nil else {
+            guard inFlight[batch] != nil else {
                 return fail(.unexpected, "acknowledgement of unknown batch \(batch)")
             }
+            // Receivers acknowledge in the order they received (section 6.3): an older batch still waiting
+            // means its acknowledgement was lost.
+            if let oldest = inFlight.keys.min(), oldest != batch {
+                return fail(.unexpected, "acknowledgement of batch \(batch) before batch \(oldest)")
+            }
+            inFlight.removeValue(forKey: batch)
+            acksReceived += 1
             return []
         case (.ready, .ping(let v)):
             return [.send(.pong(v))]

@@ -27,6 +27,31 @@ final class Harness {
 }
 
 struct CLITests {
+    @Test func theClockOffsetShiftsTimestampsAndABadOneIsRefusedWithNothingStored() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        let hour: Int64 = 3_600_000
+        let env = { (offset: String) in ["BREEZE_DB": h.db, "HOME": h.dir, "BREEZE_CLOCK_OFFSET_MS": offset] }
+        #expect(h.run(["unit", "set", "fahrenheit"], env: env(String(48 * hour))).code == 0)
+        // A process whose clock is 54 h behind the last one still stamps after it, and its write wins.
+        #expect(h.run(["unit", "set", "celsius"], env: env(String(-6 * hour))).code == 0)
+        let log = try EventLog.open(at: h.db)
+        var stamps: [HLC] = []
+        try log.forEach { stamps.append($0.event.hlc); return true }
+        let state = try log.userState(user: "me")
+        log.close()
+        let now = Int64(SystemClock.nowMillis())
+        #expect(stamps.count == 2 && stamps[1] > stamps[0])
+        #expect(abs(Int64(stamps[0].physicalMillis) - (now + 48 * hour)) < 60_000)
+        #expect(state.effectiveUnit == .celsius)
+        let before = try h.fingerprint()
+        for bad in ["soon", "1.5", "999999999999999999"] {
+            let r = h.run(["unit", "set", "fahrenheit"], env: env(bad))
+            #expect(r.code == 1 && r.err.first?.contains("BREEZE_CLOCK_OFFSET_MS '\(bad)'") == true, "\(r.err)")
+        }
+        #expect(try h.fingerprint() == before)
+    }
+
     @Test func aSessionOfEditsShowsUpInStateAndLog() throws {
         let h = Harness()
         #expect(h.run(["init"]).code == 0)

@@ -52,3 +52,48 @@ struct ClockTests {
         #expect(ISOTime.format(millis: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
     }
 }
+
+struct SupersedingClockTests {
+    @Test func aWriteAfterAFarFutureValueIsStampedAfterItAndTheClockStaysMonotonic() {
+        var c = HybridClock(maxSkewMillis: 60_000)
+        let future = HLC(physicalMillis: 48 * 3_600_000, logical: 7)
+        let skewed = c.observe(future, wallMillis: 1000)
+        #expect(skewed)
+        let before = c.last
+        let t = c.tick(wallMillis: 1000, after: future)
+        #expect(t > future && t > before)
+        #expect(c.last == t)
+        // Later local events, whatever the wall clock says, come after it.
+        let later = c.tick(wallMillis: 5)
+        #expect(later > t)
+        // A value observed in the past changes nothing: the clock does not move back.
+        let now = c.last
+        let next = c.tick(wallMillis: 10, after: HLC(physicalMillis: 3, logical: 0))
+        #expect(next == HLC(rawValue: now.rawValue + 1))
+    }
+
+    @Test func causallyOrderedWritesWinWhateverEachReplicasWallClock() {
+        // Replicas with clocks +48 h, 0 and -6 h take turns: each writes after seeing the previous write, which
+        // reaches it beyond the skew bound. The last write must win the last-writer-wins merge.
+        var rng = SeededRandom(seed: 0x5EED_C10C)
+        let hour: Int64 = 3_600_000
+        let base: Int64 = 1_700_000_000_000
+        let offsets: [Int64] = [48 * hour, 0, -6 * hour]
+        var clocks = offsets.map { _ in HybridClock() }
+        var register: LWWRegister<Int>?
+        var counters = [UInt64](repeating: 0, count: 3)
+        var wall = base
+        for step in 0..<200 {
+            wall += Int64(rng.next() % 50)
+            let i = Int(rng.next() % 3)
+            let w = UInt64(wall + offsets[i])
+            if let r = register { clocks[i].observe(r.stamp.hlc, wallMillis: w) }
+            counters[i] += 1
+            let hlc = clocks[i].tick(wallMillis: w, after: register?.stamp.hlc ?? .zero)
+            let id = EventID(origin: Origin(replica: ReplicaID(rawValue: UInt64(i + 1)), epoch: 1), counter: counters[i])
+            let write = LWWRegister(step, stamp: Stamp(hlc: hlc, id: id))
+            register = .merge(register, write)
+            #expect(register?.value == step, "step \(step) by replica \(i) lost")
+        }
+    }
+}

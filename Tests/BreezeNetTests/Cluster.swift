@@ -34,13 +34,16 @@ final class Cluster {
 
     func db(_ name: String) -> String { dir.file(name + ".db") }
 
-    /// Creates the database (once) and starts a node; returns its listening address.
+    /// Creates the database (once) and starts a node; returns its listening address. `env` holds extra
+    /// `NAME=value` settings for the node's environment (e.g. `BREEZE_CLOCK_OFFSET_MS=...`).
     @discardableResult
-    func start(_ name: String, peers: [String] = [], listen: String = "127.0.0.1:0", extra: [String] = []) -> String {
-        if access(db(name), F_OK) != 0 { _ = cli(name, ["init"]) }
+    func start(_ name: String, peers: [String] = [], listen: String = "127.0.0.1:0", extra: [String] = [],
+               env: [String] = []) -> String {
+        if access(db(name), F_OK) != 0 { _ = cli(name, ["init"], env: env) }
         var args = ["node", "--db", db(name), "--listen", listen, "--secret-file", secretFile] + extra
         for p in peers { args += ["--peer", p] }
-        let child = Child(breeze, args, stderrPath: dir.file(name + ".log"))
+        let child = env.isEmpty ? Child(breeze, args, stderrPath: dir.file(name + ".log"))
+                                : Child("/usr/bin/env", env + [breeze] + args, stderrPath: dir.file(name + ".log"))
         let first = child.readLine() ?? ""
         let address = first.hasPrefix("listening on ") ? String(first.dropFirst("listening on ".count)) : ""
         nodes[name] = (child, address)
@@ -58,8 +61,9 @@ final class Cluster {
     func stopAll() { for name in Array(nodes.keys) { stop(name) } }
 
     /// Runs `breeze --db <name>.db args...`.
-    func cli(_ name: String, _ args: [String]) -> (code: Int32, out: String) {
-        runProgram(breeze, ["--db", db(name)] + args)
+    func cli(_ name: String, _ args: [String], env: [String] = []) -> (code: Int32, out: String) {
+        env.isEmpty ? runProgram(breeze, ["--db", db(name)] + args)
+                    : runProgram("/usr/bin/env", env + [breeze, "--db", db(name)] + args)
     }
 
     /// A fingerprint of what a replica holds: its version vectors and the state hash of user `me`.

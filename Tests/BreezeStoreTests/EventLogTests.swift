@@ -142,7 +142,7 @@ struct EventLogTests {
         #expect(pages == 5)
     }
 
-    @Test func farFutureRemoteTimestampsAreStoredFlaggedAndDoNotDragTheClock() throws {
+    @Test func farFutureRemoteTimestampsAreStoredFlaggedAndDoNotDragTheClockOfOtherStreams() throws {
         let dir = TempDir()
         let wall: UInt64 = 1_700_000_000_000
         var o = testOptions(wall: wall)
@@ -157,8 +157,31 @@ struct EventLogTests {
         var flagged: [Bool] = []
         try log.forEach { flagged.append($0.skewed); return true }
         #expect(flagged == [true])
+        #expect(try log.aheadOfClock(in: .user("ana")) == future.hlc)
+        // A stream that holds no flagged event is written at local time: the far future stays contained.
+        let elsewhere = try log.append(.unitSet(.celsius), to: .user("bo"))
+        #expect(elsewhere.hlc.physicalMillis <= wall + 60_000)
+        // A write to the stream that does supersedes the value it replaces: it is stamped after it and wins.
         let local = try log.append(.unitSet(.celsius), to: .user("ana"))
-        #expect(local.hlc.physicalMillis <= wall + 60_000)
+        #expect(local.hlc > future.hlc && local.hlc > elsewhere.hlc)
+        #expect(try log.userState(user: "ana").effectiveUnit == .celsius)
+        #expect(try log.clock() == local.hlc)
+    }
+
+    @Test func theClockNeverRunsBackwardsAcrossReopensWithAWallClockSteppedBack() throws {
+        let dir = TempDir()
+        let wall: UInt64 = 1_700_000_000_000
+        let hour: UInt64 = 3_600_000
+        var stamps: [HLC] = []
+        // The same database opened by processes whose clocks are +48 h, 0, -6 h, +48 h, -6 h off.
+        for w in [wall + 48 * hour, wall, wall - 6 * hour, wall + 48 * hour, wall - 6 * hour] {
+            let log = try EventLog.create(at: dir.file("a.db"), options: testOptions(wall: w))
+            let reading = Reading(source: "s", sensor: "1", time: Int64(stamps.count), values: [])
+            stamps += try log.append([(.user("ana"), .favouriteAdd(sensor: "x")), (.public, .reading(reading))]).map(\.hlc)
+            log.close()
+        }
+        #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "\(stamps)")
+        #expect(stamps.last!.physicalMillis == wall + 48 * hour)
     }
 
     @Test func theEpochAdvancesOnlyWhenTheBootChangesOrIsUnknown() throws {

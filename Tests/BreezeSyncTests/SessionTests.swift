@@ -168,6 +168,42 @@ struct SessionTests {
         #expect(s.committed(batch: 2, inserted: 0, duplicates: 0, gaps: 1).contains(.resendVectors))
     }
 
+    @Test func aLostRepeatedOrReorderedEventsFrameEndsTheSession() {
+        let e = Self.event(.user("u"), Self.a, 1)
+        // Repeated, lost, lost, reordered: the session ends at the frame out of sequence.
+        for (numbers, bad) in [([1, 1], 1), ([2], 0), ([1, 3], 1), ([2, 1], 0)] as [([UInt64], Int)] {
+            var s = Self.session(in: .ready)
+            var codes: [SyncErrorCode?] = []
+            for n in numbers { codes.append(Self.closed(s.receive(.events(batch: n, events: [e])))) }
+            #expect(codes[bad] == .unexpected && s.state == .closed, "batches \(numbers)")
+            #expect(codes.enumerated().allSatisfy { $0.offset == bad || $0.element == nil }, "batches \(numbers)")
+        }
+        var s = Self.session(in: .ready)
+        for n: UInt64 in 1...3 { #expect(Self.closed(s.receive(.events(batch: n, events: [e]))) == nil) }
+    }
+
+    @Test func aLostOrRepeatedAckEndsTheSession() {
+        var cfg = Self.config(Self.b)
+        cfg.batchBytes = 1          // one event per batch
+        cfg.window = 3
+        for acks in [[2], [1, 1], [1, 3]] as [[UInt64]] {
+            var (_, s, _) = Self.handshake(client: Self.config(Self.a), server: cfg)
+            _ = s.receive(.vectors([]))
+            let rows = (1...3).map { (Int64($0), Self.event(.public, Self.b, UInt64($0))) }
+            #expect(Self.sent(s.offer(rows, scannedTo: 3)).count == 3)
+            var codes: [SyncErrorCode?] = []
+            for n in acks { codes.append(Self.closed(s.receive(.ack(batch: n, inserted: 1, duplicates: 0)))) }
+            #expect(codes.last == .unexpected && s.state == .closed, "acks \(acks)")
+        }
+        var (_, s, _) = Self.handshake(client: Self.config(Self.a), server: cfg)
+        #expect(s.awaitingVectors)
+        _ = s.receive(.vectors([]))
+        #expect(!s.awaitingVectors)
+        _ = s.offer((1...3).map { (Int64($0), Self.event(.public, Self.b, UInt64($0))) }, scannedTo: 3)
+        for n: UInt64 in 1...3 { #expect(Self.closed(s.receive(.ack(batch: n, inserted: 1, duplicates: 0))) == nil) }
+        #expect(s.acksReceived == 3 && s.unacknowledged == 0)
+    }
+
     @Test func fewerEventsPerBatchWhenEventsAreLarge() {
         var cfg = Self.config(Self.b)
         cfg.batchEvents = 100
