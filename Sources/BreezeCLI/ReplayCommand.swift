@@ -35,23 +35,15 @@ enum ReplayCommand {
         case seq(Int64)
         case hlc(HLC, text: String)
 
-        /// Parses SEQ, MILLIS.LOGICAL or an ISO 8601 date-time.
+        /// Parses SEQ, MILLIS.LOGICAL or an ISO 8601 time (the same forms as `breeze log --since/--until`).
         static func parse(_ text: String, option: String) throws(CLIError) -> Cut {
-            if !text.isEmpty, text.allSatisfy(\.isASCIIDigit) {
-                guard let n = Int64(text) else { throw .failure("--\(option) '\(text)': sequence number out of range") }
-                return .seq(n)
+            switch try LogPoint(text, option: option) {
+            case .seq(let n): return .seq(n)
+            case .hlc(let h): return .hlc(h, text: text)
+            case .time(let ms):
+                guard ms >= 0 else { throw .failure("--\(option) '\(text)': a time before 1970 precedes every event") }
+                return .hlc(HLC(physicalMillis: UInt64(ms), logical: .max), text: text)
             }
-            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-            if parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }) {
-                guard let ms = UInt64(parts[0]), ms < 1 << 48, let l = UInt16(parts[1]) else {
-                    throw .failure("--\(option) '\(text)': HLC out of range (MILLIS below 2^48, LOGICAL below 65536)")
-                }
-                return .hlc(HLC(physicalMillis: ms, logical: l), text: text)
-            }
-            if text.contains("T"), let t = DateParsing.isoDateTime(text), t >= 0 {
-                return .hlc(HLC(physicalMillis: UInt64(t) * 1000, logical: .max), text: text)
-            }
-            throw .failure("--\(option) '\(text)': expected a sequence number (e.g. 42), an HLC MILLIS.LOGICAL (e.g. 1764431234567.0) or an ISO 8601 date-time (e.g. 2026-11-29T15:00:00Z)")
         }
 
         /// True when the event at `seq` belongs to the log up to this point.
@@ -203,6 +195,3 @@ enum ReplayCommand {
     }
 }
 
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
-}

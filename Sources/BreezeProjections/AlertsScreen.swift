@@ -49,18 +49,6 @@ public enum AlertsScreen: Screen {
             case threshold, onClear, enabled, windowStart, windowEnd, watched, events, testAlert
         }
 
-        /// Encodes a missing test alert as an explicit null.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(threshold, forKey: .threshold)
-            try c.encode(onClear, forKey: .onClear)
-            try c.encode(enabled, forKey: .enabled)
-            try c.encode(windowStart, forKey: .windowStart)
-            try c.encode(windowEnd, forKey: .windowEnd)
-            try c.encode(watched, forKey: .watched)
-            try c.encode(events, forKey: .events)
-            try c.encode(testAlert, forKey: .testAlert)
-        }
     }
 
     /// The alert threshold.
@@ -89,7 +77,7 @@ public enum AlertsScreen: Screen {
         public var sourceEnabled: Bool
         /// The NowCast AQI of the last complete hour; nil when there is none.
         public var aqi: Int?
-        /// Its EPA category title.
+        /// Its EPA category name (`good`, `moderate`, `usg`, `unhealthy`, `very-unhealthy`, `hazardous`).
         public var category: String?
         /// Its EPA colour.
         public var colour: String?
@@ -100,19 +88,6 @@ public enum AlertsScreen: Screen {
             case sensorId, source, name, isKnown, sourceEnabled, aqi, category, colour, isStale
         }
 
-        /// Encodes missing values as explicit nulls.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(sensorId, forKey: .sensorId)
-            try c.encode(source, forKey: .source)
-            try c.encode(name, forKey: .name)
-            try c.encode(isKnown, forKey: .isKnown)
-            try c.encode(sourceEnabled, forKey: .sourceEnabled)
-            try c.encode(aqi, forKey: .aqi)
-            try c.encode(category, forKey: .category)
-            try c.encode(colour, forKey: .colour)
-            try c.encode(isStale, forKey: .isStale)
-        }
     }
 
     /// An alert that fired or cleared.
@@ -127,7 +102,7 @@ public enum AlertsScreen: Screen {
         public var hour: String
         /// That hour's NowCast AQI.
         public var aqi: Int
-        /// Its EPA category title.
+        /// Its EPA category name (`good`, `moderate`, `usg`, `unhealthy`, `very-unhealthy`, `hazardous`).
         public var category: String
         /// Whether the user is notified: always for `fired`; for `cleared` only when `onClear` is `notify`.
         public var notified: Bool
@@ -144,13 +119,6 @@ public enum AlertsScreen: Screen {
 
         enum CodingKeys: String, CodingKey { case id, sensorId, time }
 
-        /// Encodes a missing sensor as an explicit null.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(sensorId, forKey: .sensorId)
-            try c.encode(time, forKey: .time)
-        }
     }
 
     /// Builds the model for `p.user` at `p.now`.
@@ -182,7 +150,7 @@ public enum AlertsScreen: Screen {
             let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: windowHours)
             let now = q.current
             watched.append(Watched(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, isKnown: true,
-                                   sourceEnabled: true, aqi: now?.aqi, category: now?.category.title,
+                                   sourceEnabled: true, aqi: now?.aqi, category: now?.category.name,
                                    colour: now?.category.colourHex, isStale: q.freshness != .fresh))
             guard enabled else { continue }
             var above = false
@@ -193,7 +161,7 @@ public enum AlertsScreen: Screen {
                 above = isAbove
                 events.append(AlertEvent(sensorId: sensor.sensor, source: sensor.source, kind: isAbove ? "fired" : "cleared",
                                          hour: LocalStandardTime.iso(q.hours[i].hour), aqi: r.aqi,
-                                         category: r.category.title, notified: isAbove || onClear == .notify))
+                                         category: r.category.name, notified: isAbove || onClear == .notify))
             }
         }
         watched.sort { ($0.sensorId, $0.source ?? "") < ($1.sensorId, $1.source ?? "") }
@@ -223,7 +191,7 @@ public enum AlertsScreen: Screen {
             var status: String
             if !w.isKnown { status = "not a registered sensor" }
             else if !w.sourceEnabled { status = "source disabled" }
-            else if let aqi = w.aqi { status = HistoryScreen.pad(String(aqi), 3, right: true) + "  " + (w.category ?? "") }
+            else if let aqi = w.aqi { status = HistoryScreen.pad(String(aqi), 3, right: true) + "  " + (w.category.flatMap { AQILevel(name: $0)?.title } ?? "") }
             else { status = "  -  no NowCast" }
             if w.isKnown && w.sourceEnabled && w.isStale { status += "  [stale]" }
             out.append("  " + HistoryScreen.pad(id, 18) + HistoryScreen.pad(w.name ?? "", 26) + status)
@@ -232,7 +200,7 @@ public enum AlertsScreen: Screen {
         if !m.enabled { out.append("  alerts are off") } else if m.events.isEmpty { out.append("  none") }
         for e in m.events {
             out.append("  " + e.hour + "  " + HistoryScreen.pad(e.source + ":" + e.sensorId, 18) + HistoryScreen.pad(e.kind, 8)
-                       + HistoryScreen.pad(String(e.aqi), 4, right: true) + "  " + HistoryScreen.pad(e.category, 31)
+                       + HistoryScreen.pad(String(e.aqi), 4, right: true) + "  " + HistoryScreen.pad(AQILevel(name: e.category)?.title ?? e.category, 31)
                        + (e.notified ? "notified" : "silent"))
         }
         if let t = m.testAlert {

@@ -55,7 +55,7 @@ public enum HistoryScreen: Screen {
         public var weekday: String
         /// The highest hourly NowCast AQI of the day; nil when no hour has a NowCast.
         public var aqi: Int?
-        /// The EPA category title of `aqi` (e.g. `Moderate`); nil with `aqi`.
+        /// The EPA category name of `aqi` (e.g. `moderate`), as on every screen; nil with `aqi`.
         public var category: String?
         /// The category's EPA colour, `#RRGGBB`; nil with `aqi`.
         public var colour: String?
@@ -64,16 +64,6 @@ public enum HistoryScreen: Screen {
 
         enum CodingKeys: String, CodingKey { case date, weekday, aqi, category, colour, hours }
 
-        /// Encodes missing values as explicit nulls, so a day without data reads as missing, not absent.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(date, forKey: .date)
-            try c.encode(weekday, forKey: .weekday)
-            try c.encode(aqi, forKey: .aqi)
-            try c.encode(category, forKey: .category)
-            try c.encode(colour, forKey: .colour)
-            try c.encode(hours, forKey: .hours)
-        }
     }
 
     /// One hour of today's PM2.5 series.
@@ -88,13 +78,6 @@ public enum HistoryScreen: Screen {
 
         enum CodingKeys: String, CodingKey { case hour, localHour, pm25 }
 
-        /// Encodes a missing hour as an explicit null.
-        public func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(hour, forKey: .hour)
-            try c.encode(localHour, forKey: .localHour)
-            try c.encode(pm25, forKey: .pm25)
-        }
     }
 
     /// Builds the model for `p.sensor` as seen by `p.user` at `p.now`.
@@ -121,7 +104,7 @@ public enum HistoryScreen: Screen {
             let h = highs[d]
             let cat = h.flatMap { AQILevel(aqi: $0.aqi) }
             return Day(date: LocalStandardTime.date(ofDay: d), weekday: LocalStandardTime.weekday(ofDay: d),
-                       aqi: h?.aqi, category: cat?.title, colour: cat?.colourHex, hours: h?.hours ?? 0)
+                       aqi: h?.aqi, category: cat?.name, colour: cat?.colourHex, hours: h?.hours ?? 0)
         }
         let todayStart = lst.start(ofDay: today)
         let series = q.hours.filter { $0.hour >= todayStart }.map {
@@ -167,7 +150,7 @@ public enum HistoryScreen: Screen {
             out.append((cell(m.thisWeek[i]) + cell(m.lastWeek[i])).historyTrimmedRight)
         }
         let categories = (m.thisWeek + m.lastWeek).compactMap(\.category)
-        if let worst = AQILevel.allCases.last(where: { categories.contains($0.title) }) {
+        if let worst = AQILevel.allCases.last(where: { categories.contains($0.name) }) {
             out.append("Highest category of the two weeks: \(worst.title)")
         }
         out.append("Today's PM2.5 (ug/m3, local hour):")

@@ -29,7 +29,8 @@ extension EventLog {
             while true {
                 let n = try db.writeTransaction { () throws -> Int in
                     let from = try db.cached("SELECT value FROM meta WHERE key = 'proj_seq'").first { $0.int(0) } ?? 0
-                    let (n, last) = try applyProjection(afterSeq: from, suffix: "")
+                    var lookUpAll: Set<BucketKey>? = nil
+                    let (n, last) = try applyProjection(afterSeq: from, suffix: "", written: &lookUpAll)
                     if n > 0 { try setMeta("proj_seq", last) }
                     return n
                 }
@@ -51,8 +52,11 @@ extension EventLog {
                 != EventLog.projectionVersion
             try db.writeTransaction { try db.execute(Schema.projectionDDL(suffix: suffix)) }
             var after: Int64 = 0, total = 0
+            var written: Set<BucketKey>? = []       // buckets this rebuild wrote: any other is not in its tables yet
             while true {
-                let (n, last) = try db.writeTransaction { () throws -> (Int, Int64) in try applyProjection(afterSeq: after, suffix: suffix) }
+                let (n, last) = try db.writeTransaction { () throws -> (Int, Int64) in
+                    try applyProjection(afterSeq: after, suffix: suffix, written: &written)
+                }
                 if n == 0 { break }
                 total += n
                 after = last
@@ -67,7 +71,7 @@ extension EventLog {
                 }
                 // Events appended while the rebuild ran are applied under the lock, then the tables swap.
                 while true {
-                    let (n, last) = try applyProjection(afterSeq: after, suffix: suffix)
+                    let (n, last) = try applyProjection(afterSeq: after, suffix: suffix, written: &written)
                     if n == 0 { break }
                     after = last
                 }
@@ -93,7 +97,10 @@ extension EventLog {
 
     /// Applies up to `projectionChunk` events after `afterSeq` to the tables with `suffix`; returns how many
     /// rows were read and the last sequence number.
-    private func applyProjection(afterSeq: Int64, suffix: String) throws -> (Int, Int64) {
+    ///
+    /// `written`, given by a rebuild (whose shadow tables start empty and are its own), holds the buckets it
+    /// has written: a bucket not in it need not be looked up. Catch-up passes nil and looks every one up.
+    private func applyProjection(afterSeq: Int64, suffix: String, written: inout Set<BucketKey>?) throws -> (Int, Int64) {
         let rows = try page(afterSeq: afterSeq, limit: EventLog.projectionChunk, maxBytes: 64 << 20)
         guard let last = rows.last?.seq else { return (0, afterSeq) }
         // Readings go to hour buckets (`ReadingBucket`): this page's values are grouped per bucket first, then
@@ -154,11 +161,12 @@ extension EventLog {
         }
         for key in pending.keys.sorted() {
             var groups = pending[key]!
+            let mayExist = written?.insert(key).inserted == false || written == nil
             selectBucket.reset()
             try selectBucket.bind(1, key.source)
             try selectBucket.bind(2, key.sensor)
             try selectBucket.bind(3, key.hour)
-            if let stored = try selectBucket.first({ $0.blob(0) }) {
+            if mayExist, let stored = try selectBucket.first({ $0.blob(0) }) {
                 do { groups += try ReadingBucket(decoding: stored).groups } catch {
                     throw StoreError(.corrupt, "\(path): the projected readings of \(key.source):\(key.sensor) at hour \(key.hour) "
                                      + "do not decode (\(error)); run `breeze verify`")

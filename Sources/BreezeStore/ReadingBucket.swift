@@ -14,26 +14,12 @@ import BreezeCore
 /// `list<(zigzag time, u64 hlc, u64 replica, varint epoch, varint counter, list<(varint quantity index,
 /// f64 value)>)>`, groups sorted by (time, stamp), values by quantity, no empty group.
 struct ReadingBucket: Sendable {
-    /// The values one event wrote at one time (those that still win), sorted by quantity.
+    /// The values one event wrote at one time (those that still win), in the event's order; a quantity
+    /// given twice in one event counts once, with its last value (see `encoded`).
     struct Group: Sendable {
         var time: Int64
         var stamp: Stamp
         var values: [(quantity: String, value: Double)]
-
-        /// A group from an event's values; a quantity given twice keeps its last value, as the event meant.
-        init(time: Int64, stamp: Stamp, values: [(quantity: String, value: Double)]) {
-            self.time = time
-            self.stamp = stamp
-            var sorted = values
-            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0.0.quantity < $0.1.quantity }) {
-                sorted = values.enumerated().sorted { ($0.element.quantity, $1.offset) < ($1.element.quantity, $0.offset) }
-                    .map(\.element)
-                var unique: [(quantity: String, value: Double)] = []
-                for v in sorted where unique.last?.quantity != v.quantity { unique.append(v) }
-                sorted = unique
-            }
-            self.values = sorted
-        }
     }
 
     /// Sorted by (time, stamp); each (time, quantity) appears in exactly one group, the one with the greatest
@@ -83,33 +69,59 @@ struct ReadingBucket: Sendable {
 
     /// The canonical bytes.
     var encoded: [UInt8] {
-        // A handful of quantities per sensor: a small sorted array beats hashing.
-        var quantities: [String] = []
-        for g in groups { for v in g.values where !quantities.contains(v.quantity) { quantities.append(v.quantity) } }
-        quantities.sort()
+        let quantities = quantityTable
         var w = ByteWriter(capacity: 8 + quantities.count * 16 + groups.count * (32 + 9 * quantities.count))
         w.varint(UInt64(quantities.count))
         for q in quantities { w.string(q) }
         w.varint(UInt64(groups.count))
+        var indexed: [(index: Int, value: Double)] = []
         for g in groups {
+            ReadingBucket.canonical(g, quantities, into: &indexed)
             w.zigzag(g.time)
             w.u64(g.stamp.hlc.rawValue)
             w.u64(g.stamp.id.origin.replica.rawValue)
             w.varint(UInt64(g.stamp.id.origin.epoch))
             w.varint(g.stamp.id.counter)
-            w.varint(UInt64(g.values.count))
-            for v in g.values {
-                w.varint(UInt64(quantities.firstIndex(of: v.quantity)!))
+            w.varint(UInt64(indexed.count))
+            for v in indexed {
+                w.varint(UInt64(v.index))
                 w.f64(v.value)
             }
         }
         return w.bytes
     }
 
+    /// The bucket's quantities, sorted. A handful per sensor: a small array beats hashing.
+    private var quantityTable: [String] {
+        var quantities: [String] = []
+        for g in groups { for v in g.values where !quantities.contains(v.quantity) { quantities.append(v.quantity) } }
+        quantities.sort()
+        return quantities
+    }
+
+    /// A group's values as (index in `quantities`, value), sorted by index, the last of a repeated quantity
+    /// kept: the canonical order, whatever order the event listed them in.
+    private static func canonical(_ g: Group, _ quantities: [String], into out: inout [(index: Int, value: Double)]) {
+        out.removeAll(keepingCapacity: true)
+        for v in g.values {
+            let index = quantities.firstIndex(of: v.quantity)!
+            // Insertion sort: a reading has a handful of quantities.
+            var i = out.count
+            while i > 0, out[i - 1].index > index { i -= 1 }
+            if i > 0, out[i - 1].index == index { out[i - 1].value = v.value } else { out.insert((index, v.value), at: i) }
+        }
+    }
+
     /// Every (time, quantity) value with its stamp, sorted by time then quantity (for tests and tools).
     var entries: [(time: Int64, quantity: String, value: Double, stamp: Stamp)] {
-        groups.flatMap { g in g.values.map { (g.time, $0.quantity, $0.value, g.stamp) } }
-            .sorted { ($0.time, $0.quantity) < ($1.time, $1.quantity) }
+        let quantities = quantityTable
+        var indexed: [(index: Int, value: Double)] = []
+        var out: [(time: Int64, quantity: String, value: Double, stamp: Stamp)] = []
+        for g in groups {
+            ReadingBucket.canonical(g, quantities, into: &indexed)
+            out += indexed.map { (g.time, quantities[$0.index], $0.value, g.stamp) }
+        }
+        return out.sorted { ($0.time, $0.quantity) < ($1.time, $1.quantity) }
     }
 
     /// Per (time, quantity), the value with the greater stamp.

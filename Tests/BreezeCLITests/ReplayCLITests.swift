@@ -51,7 +51,7 @@ struct ReplayCLITests {
         #expect(h.run(["replay", "--until", "101.0"] + sheet).out.joined().contains(#""isFavourite":true"#))
         #expect(h.run(["replay", "--until", "99.0"] + sheet).out.joined().contains(#""isFavourite":false"#))
         // ISO 8601: the events whose clock is at or before that instant; --now defaults to the instant.
-        let iso = h.run(["replay", "--until", "1970-01-01T00:00:00.1Z", "--screen", "sheet", "--sensor", "149970"])
+        let iso = h.run(["replay", "--until", "1970-01-01T00:00:00Z", "--screen", "sheet", "--sensor", "149970"])
         let isoCut = events.filter { $0.hlc.physicalMillis <= 0 }
         #expect(isoCut.isEmpty && iso.code == 1 && iso.err.joined().contains("no sensor '149970'"), "\(iso)")
         let second = h.run(["replay", "--until", "1970-01-01T00:00:01Z", "--screen", "sheet", "--sensor", "149970"])

@@ -96,14 +96,14 @@ struct VerificationTests {
         let path = dir.file("a.db")
         let log = try Self.makeLog(path)
         try log.db.execute("UPDATE proj_sensors SET name = 'Tampered' WHERE sensor = '1'")
-        try log.db.execute("DELETE FROM proj_readings WHERE time = \(1_698_000_000 + 3 * 600)")
+        try log.db.execute("DELETE FROM proj_readings WHERE hour = \((1_698_000_000 + 3 * 600) / 3600)")   // that reading's hour
         log.close()
         let r = try EventLog.verify(at: path)
         guard case .different(let seq, _, _) = r.projection else { Issue.record("\(r.projection)"); return }
         #expect(seq == 18)
         let rows = r.problems.filter { $0.kind == .projection }.map(\.message)
         #expect(rows.contains("proj_sensors (source=purpleair, sensor=1): the stored row differs from the rebuilt one"), "\(rows)")
-        #expect(rows.contains("proj_readings (source=purpleair, sensor=1, time=\(1_698_000_000 + 3 * 600)): a row a rebuild produces is missing from the stored projection"), "\(rows)")
+        #expect(rows.contains("proj_readings (source=purpleair, sensor=1, hour=\((1_698_000_000 + 3 * 600) / 3600)): a row a rebuild produces is missing from the stored projection"), "\(rows)")
         #expect(r.problems.allSatisfy { $0.kind == .projection })
     }
 
