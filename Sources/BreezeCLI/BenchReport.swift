@@ -29,8 +29,9 @@ struct Report {
         line("| OS | \(machine.os), Linux \(machine.kernel) |")
         line("| Swift | \(machine.swift) |")
         line("| SQLite | \(machine.sqlite) (linked by Breeze) |")
-        for name in ["Yjs", "Loro", "eventsourcing"] {
-            if let r = results.string(name, "runtime") { line("| \(name == "Yjs" ? "Node" : "Python") | \(r) |") }
+        if let r = results.string("Yjs", "runtime") { line("| Node (Yjs) | \(r) |") }
+        if let r = results.string("eventsourcing", "runtime") ?? results.string("Loro", "runtime") {
+            line("| Python (Loro, pycrdt, eventsourcing) | \(r) |")
         }
         line("| date | \(machine.date) |")
         if let l = machine.loadAverage {
