@@ -17,7 +17,7 @@ enum BenchAll {
     }
 
     struct Sizes {
-        var append = 1_000_000, sync = 1_000_000, edits = 1000, projections = 1_000_000, importRows = 200_000
+        var append = 1_000_000, sync = 1_000_000, edits = 1000, projections = 500_000, importRows = 200_000
         var settings = 100_000, writers = 2000, events = 100_000
     }
 
