@@ -164,6 +164,14 @@ func monotonicSeconds() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// CPU time (user + system) this process has used so far, in seconds: unlike wall time, it does not count
+/// waiting for a CPU on a busy machine, nor for the disk.
+func cpuSeconds() -> Double {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
+}
+
 /// Peak resident set size of this process (getrusage `ru_maxrss`, in KiB on Linux), in MiB.
 func peakResidentMiB() -> Double {
     var u = rusage()

@@ -54,16 +54,16 @@ def main():
     try:
         app = SettingsApp()
         settings = Settings()  # the creation event is saved with the first batch
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(a.count):
             settings.set(f"k{i % 100}", f"v{i}")
             if (i + 1) % a.batch == 0 or i + 1 == a.count:
                 app.save(settings)
-        append_seconds = time.perf_counter() - t0
+        append_seconds, append_cpu = time.perf_counter() - t0, time.process_time() - c0
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         replayed = app.repository.get(settings.id)
-        replay_seconds = time.perf_counter() - t0
+        replay_seconds, replay_cpu = time.perf_counter() - t0, time.process_time() - c0
         if replayed.values != settings.values or replayed.version != a.count + 1:
             raise SystemExit("eventsourcing: the replayed aggregate differs from the one written")
         app.close()
@@ -76,6 +76,8 @@ def main():
             "events": a.count, "batch": a.batch,
             "appendEventsPerSecond": a.count / append_seconds,
             "replayEventsPerSecond": a.count / replay_seconds,
+            "appendCPUMicrosPerEvent": append_cpu / a.count * 1e6,
+            "replayCPUMicrosPerEvent": replay_cpu / a.count * 1e6,
             "peakRSSMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "durability": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(synchronous, str(synchronous)),
         }))
