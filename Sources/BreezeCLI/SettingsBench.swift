@@ -192,6 +192,7 @@ enum SettingsBench {
         let t0 = monotonicSeconds()
         let nodeB = try Subprocess(args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
                                           "--secret-file", secret], stderrPath: dir + "/b.log")
+        defer { nodeB.stop() }
         _ = SyncBench.listenAddress(nodeB)
         let reader = try EventLog.open(at: dir + "/b.db")
         var held: UInt64 = 0
@@ -200,7 +201,6 @@ enum SettingsBench {
             held = (try? reader.versionVector(of: stream).total) ?? 0
             progress("node B caught up \(held)/\(count)")
             if monotonicSeconds() - t0 > 600 {
-                nodeB.stop()
                 throw CLIError.failure("bench settings: node B did not catch up within 10 minutes (\(held)/\(count))")
             }
         }

@@ -86,8 +86,9 @@ final class Subprocess {
         return 0
     }
 
-    /// Asks the child to stop (SIGTERM) and waits for it.
+    /// Asks the child to stop (SIGTERM) and waits for it; does nothing once it has been waited for.
     func stop() {
+        guard exitStatus == nil else { return }
         kill(pid, SIGTERM)
         _ = wait()
     }
