@@ -2,6 +2,7 @@ import BreezeCore
 import BreezeStore
 import Glibc
 
+/// `breeze bench NAME` dispatches to each benchmark (`bench all` runs them all, see `BenchAll`).
 /// `breeze bench append`: appends N synthetic readings through `EventLog.append` in batches and, batch by
 /// batch in the same run, inserts the very same rows with plain SQLite statements into a table of the same
 /// shape (`RawBaseline`); prints both rates, their ratio and the peak resident memory.
@@ -16,15 +17,31 @@ enum BenchCommand {
           imports a synthetic PurpleAir CSV of N rows (default 1000000) and the Troy NY batches
                breeze bench projections [--count N] [--json]
           rebuilds the facts projection from N events against a raw decoded scan; one new reading to every screen
+               breeze bench settings [--count N] [--keys K] [--writers W] [--full-sample S] [--json]
+          N last-writer-wins settings writes over K keys (default 100000, 100): write cost, wire bytes, peer apply
+          (in process and a second node over TCP), stored size, merge of W concurrent writers (default 2000)
+               breeze bench events [--count N] [--batch B] [--json]
+          appends N settings events (default 100000) in transactions of B (default 1000), then replays them
+               breeze bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
+                                [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
+                                [--import-count N] [--settings-count N] [--writers W] [--events-count N]
+          every benchmark R times (default 3), each in its own process, with the comparison scripts of
+          tools/bench (Yjs, Loro, pycrdt, eventsourcing); prints BENCHMARKS.md-ready markdown (medians)
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["count", "batch", "dir", "edits", "troy"], usage: usage)
-        let p = try a.expect(["append|sync|import|projections"])
+        let a = try Arguments(args, valued: ["count", "batch", "dir", "edits", "troy", "keys", "writers", "full-sample", "runs",
+                                             "write", "scripts", "python", "node", "append-count", "sync-count",
+                                             "projection-count", "import-count", "settings-count", "events-count"],
+                              flags: ["no-compare"], usage: usage)
+        let p = try a.expect(["append|sync|import|projections|settings|events|all"])
+        if p[0] == "all" { return try BenchAll.run(a, ctx) }
+        if p[0] == "settings" { return try SettingsBench.run(a, ctx) }
+        if p[0] == "events" { return try EventsBench.run(a, ctx) }
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
         if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, import, projections", usage) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, import, projections, settings, events, all", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String
@@ -145,6 +162,14 @@ func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// CPU time (user + system) this process has used so far, in seconds: unlike wall time, it does not count
+/// waiting for a CPU on a busy machine, nor for the disk.
+func cpuSeconds() -> Double {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
 }
 
 /// Peak resident set size of this process (getrusage `ru_maxrss`, in KiB on Linux), in MiB.

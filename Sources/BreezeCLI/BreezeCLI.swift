@@ -40,6 +40,7 @@ public enum BreezeCLI {
           secret new | derive --user ID --secret-file FILE
                                                 make a cluster secret, or derive a user's key from it
           bench append [--count N] [--batch B]  append benchmark against raw SQLite
+          bench all [--runs R] [--write FILE]   every benchmark and the comparisons (run `breeze bench --help`)
 
         options (any command):
           --db PATH            database file (default: $BREEZE_DB, else ~/.local/share/breeze/breeze.db)

@@ -1,18 +1,26 @@
 @preconcurrency import Glibc
 
-/// A child process of this same executable (for `bench sync`): standard output piped back line by line,
-/// standard error to a file, a clean signal mask.
+/// A child process (of this same executable for `bench sync`, or a comparison script for `bench all`):
+/// standard output piped back line by line, standard error to a file, a clean signal mask.
 final class Subprocess {
     let pid: pid_t
     private let fd: Int32
     private var buffer: [UInt8] = []
+    private var exitStatus: Int32?
 
-    /// Starts `/proc/self/exe` with `args`.
-    init(args: [String], stderrPath: String) throws(CLIError) {
+    /// The path of this executable (`/proc/self/exe`).
+    static func selfPath() throws(CLIError) -> String {
         var exe = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &exe, 4095)
         guard n > 0 else { throw .failure("cannot find this executable (/proc/self/exe)") }
-        let path = String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Starts `executable` (an absolute path; this executable when nil) with `args`, in this process's
+    /// environment plus `environment` (`NAME=value` entries, which win).
+    init(executable: String? = nil, args: [String], stderrPath: String, environment extra: [String] = []) throws(CLIError) {
+        let path: String
+        if let executable { path = executable } else { path = try Subprocess.selfPath() }
         var fds: [Int32] = [0, 0]
         pipe(&fds)
         var actions = posix_spawn_file_actions_t()
@@ -27,9 +35,19 @@ final class Subprocess {
         posix_spawnattr_setsigmask(&attr, &empty)
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
         let argv = ([path] + args).map { strdup($0) } + [nil]
+        var env: [String] = []
+        var e = environ
+        while let entry = e.pointee {
+            let s = String(cString: entry)
+            let name = s.prefix { $0 != "=" }
+            if !extra.contains(where: { $0.hasPrefix(name + "=") }) { env.append(s) }
+            e += 1
+        }
+        let envp = (env + extra).map { strdup($0) } + [nil]
         var p: pid_t = 0
-        let rc = posix_spawn(&p, path, &actions, &attr, argv, environ)
+        let rc = posix_spawn(&p, path, &actions, &attr, argv, envp)
         argv.forEach { free($0) }
+        envp.forEach { free($0) }
         posix_spawn_file_actions_destroy(&actions)
         posix_spawnattr_destroy(&attr)
         close(fds[1])
@@ -68,12 +86,25 @@ final class Subprocess {
         return 0
     }
 
-    /// Asks the child to stop (SIGTERM) and waits for it.
+    /// Asks the child to stop (SIGTERM) and waits for it; does nothing once it has been waited for.
     func stop() {
+        guard exitStatus == nil else { return }
         kill(pid, SIGTERM)
-        while readLine() != nil {}
+        _ = wait()
+    }
+
+    /// Reads standard output to its end, waits for the child and returns the rest of its output (the lines
+    /// not read yet) and its exit status (128 + the signal number if a signal ended it).
+    @discardableResult
+    func wait() -> (output: [String], status: Int32) {
+        if let s = exitStatus { return ([], s) }
+        var lines: [String] = []
+        while let line = readLine() { lines.append(line) }
         var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         close(fd)
+        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        exitStatus = code
+        return (lines, code)
     }
 }

@@ -19,6 +19,9 @@ public final class RawBaseline {
         }
     }
 
+    /// The version of the SQLite library linked in (for benchmark reports), e.g. `3.40.1`.
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+
     /// Creates the table in a new database at `path`, with the same pragmas as the log.
     public init(path: String, durability: EventLog.Durability) throws(StoreError) {
         do {

@@ -1,0 +1,219 @@
+import BreezeCore
+import BreezeCrypto
+import BreezeStore
+import BreezeSync
+@preconcurrency import Glibc
+
+/// `breeze bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
+/// (`tools/bench/`). N last-writer-wins writes over K keys (`source.correct` events: the per-source
+/// correction map of `UserState`, an `LWWMap`) appended to the log one transaction each; the same events
+/// encoded as sync frames (`Frame`, `Message.events`) to count the bytes on the wire; a peer database that
+/// decodes those frames and stores them with `EventLog.ingest` (durably); a real second node process that
+/// catches up over TCP; the stored size; and W concurrent writers (W origins) merged into one state.
+enum SettingsBench {
+    struct Result {
+        var writes = 0, keys = 0, writers = 0
+        /// One transaction per write, durability normal (WAL, no fsync per commit).
+        var writeMicrosNormal = 0.0
+        /// One transaction per write, durability full (fsync per commit), over `fullSample` writes.
+        var writeMicrosFull = 0.0, fullSample = 0
+        /// Wire bytes per event: one `events` frame per write (live), and frames of up to 512 events (catch-up).
+        var bytesPerUpdateLive = 0.0, bytesPerUpdateBatched = 0.0
+        /// Peer apply: decode + verify + `EventLog.ingest`, one transaction per frame.
+        var applyBatchedFull = 0.0, applyLiveNormal = 0.0
+        /// Two node processes over TCP: B catches up on the N events.
+        var tcpRate = 0.0
+        var dbBytes = 0, stateBytes = 0, eventBytes = 0
+        var mergeMillis = 0.0
+        var peakMiB = 0.0
+    }
+
+    static let stream = StreamID.user("bench")
+
+    static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
+        let count = try BenchCommand.positive(a.options["count"], "--count", default: 100_000)
+        let keys = try BenchCommand.positive(a.options["keys"], "--keys", default: 100)
+        let writers = try BenchCommand.positive(a.options["writers"], "--writers", default: 2000)
+        let sample = min(count, try BenchCommand.positive(a.options["full-sample"], "--full-sample", default: 200))
+        let dir = try BenchCommand.temporaryDirectory()
+        defer { _ = system("rm -rf '\(dir)'") }
+        let r = try measure(count: count, keys: keys, writers: writers, fullSample: sample, dir: dir, console: ctx.console)
+        let c = ctx.console
+        if ctx.json {
+            c.out(JSONValue.object([
+                ("benchmark", .string("settings")), ("system", .string("Breeze")),
+                ("writes", .int(Int64(count))), ("keys", .int(Int64(keys))), ("writers", .int(Int64(writers))),
+                ("writeMicrosPerOp", .double(round3(r.writeMicrosNormal))),
+                ("writeMicrosPerOpFull", .double(round3(r.writeMicrosFull))), ("fullSample", .int(Int64(r.fullSample))),
+                ("wireBytesPerUpdate", .double(round3(r.bytesPerUpdateLive))),
+                ("wireBytesPerUpdateBatched", .double(round3(r.bytesPerUpdateBatched))),
+                ("eventBytes", .double(Double(r.eventBytes) / Double(count))),
+                ("peerAppliesPerSecond", .double(r.applyBatchedFull.rounded())),
+                ("peerAppliesPerSecondLiveNormal", .double(r.applyLiveNormal.rounded())),
+                ("tcpCatchUpEventsPerSecond", .double(r.tcpRate.rounded())),
+                ("dbBytes", .int(Int64(r.dbBytes))), ("stateBytes", .int(Int64(r.stateBytes))),
+                ("mergeMillis", .double(round3(r.mergeMillis))), ("peakRSSMiB", .double(r.peakMiB)),
+                ("durability", .string("full (fsync per commit) unless stated")),
+            ]).text)
+        } else {
+            let f = BenchCommand.fmt, f2 = BenchCommand.fmt2
+            c.out("settings benchmark: \(count) last-writer-wins writes over \(keys) keys (source.correct events), \(writers) concurrent writers")
+            c.out("  write, one transaction each     \(f2(r.writeMicrosNormal)) us/op (durability normal); \(f2(r.writeMicrosFull)) us/op (full, \(r.fullSample) writes)")
+            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (frames of up to 512)")
+            c.out("  peer apply (decode + ingest)    \(f(r.applyBatchedFull)) events/s (frames of up to 512, durability full); \(f(r.applyLiveNormal)) events/s (one frame each, normal)")
+            c.out("  peer over TCP (second process)  \(f(r.tcpRate)) events/s (catch-up, durability full)")
+            c.out("  stored                          \(f(Double(r.dbBytes))) bytes database (all \(count) events, checkpointed); state \(f(Double(r.stateBytes))) bytes")
+            c.out("  merge of \(writers) writers          \(f2(r.mergeMillis)) ms (ingest + fold, durability full)")
+            c.out("  peak resident memory            \(f2(r.peakMiB)) MiB")
+        }
+    }
+
+    static func round3(_ v: Double) -> Double { (v * 1000).rounded() / 1000 }
+
+    static func body(_ i: Int, keys: Int, prefix: String = "v") -> EventBody {
+        .sourceCorrect(source: "k\(i % keys)", correction: "\(prefix)\(i)")
+    }
+
+    static func measure(count: Int, keys: Int, writers: Int, fullSample: Int, dir: String,
+                        console: Console) throws(CLIError) -> Result {
+        var r = Result()
+        r.writes = count; r.keys = keys; r.writers = writers; r.fullSample = fullSample
+        let progress = { (s: String) in if console.isTerminal { console.progress(s) } }
+        var normal = EventLog.Options(), full = EventLog.Options()
+        normal.durability = .normal
+        full.durability = .full
+        do {
+            // 1. Writes, one transaction each. Durability normal for all N (a full commit waits for an fsync,
+            // about the same on every write), and full on a sample.
+            let writer = try EventLog.create(at: dir + "/a.db", options: normal)
+            var t0 = monotonicSeconds()
+            for i in 0..<count {
+                try writer.append(body(i, keys: keys), to: stream)
+                if i % 5000 == 0 { progress("writes: \(i)/\(count)") }
+            }
+            r.writeMicrosNormal = (monotonicSeconds() - t0) / Double(count) * 1e6
+            let writerState = try writer.userState(user: "bench")
+            var events: [Event] = []
+            events.reserveCapacity(count)
+            try writer.forEach(stream: stream) { events.append($0.event); return true }
+            writer.close()
+            let durable = try EventLog.create(at: dir + "/full.db", options: full)
+            t0 = monotonicSeconds()
+            for i in 0..<fullSample { try durable.append(body(i, keys: keys), to: stream) }
+            r.writeMicrosFull = (monotonicSeconds() - t0) / Double(fullSample) * 1e6
+            durable.close()
+
+            // 2. The wire: the same events as `events` frames.
+            r.eventBytes = events.reduce(0) { $0 + $1.encoded.count }
+            var live: [[UInt8]] = []
+            live.reserveCapacity(count)
+            for (i, e) in events.enumerated() { live.append(Frame.encode(.events(batch: UInt64(i + 1), events: [e]))) }
+            r.bytesPerUpdateLive = Double(live.reduce(0) { $0 + $1.count }) / Double(count)
+            var batched: [[UInt8]] = []
+            var start = 0
+            while start < count {
+                let end = min(count, start + 512)
+                batched.append(Frame.encode(.events(batch: UInt64(batched.count + 1), events: Array(events[start..<end]))))
+                start = end
+            }
+            r.bytesPerUpdateBatched = Double(batched.reduce(0) { $0 + $1.count }) / Double(count)
+
+            // 3. Peer apply in this process: decode each frame, ingest its events (one transaction per frame).
+            r.applyBatchedFull = try apply(batched, into: dir + "/peer.db", options: full, expect: count, state: writerState)
+            progress("peer apply: one frame per event")
+            r.applyLiveNormal = try apply(live, into: dir + "/peer-live.db", options: normal, expect: count, state: writerState)
+            live = []
+            batched = []
+
+            // 4. A real second process over TCP, then the stored size of its checkpointed database.
+            r.tcpRate = try catchUp(dir: dir, count: count, state: writerState, progress: progress)
+            r.dbBytes = fileSize(dir + "/b.db") + fileSize(dir + "/b.db-wal")
+            r.stateBytes = writerState.canonicalBytes.count
+
+            // 5. W concurrent writers: W origins each set one key at the same moment; one replica ingests
+            // them all (one transaction, as a node's group commit does) and folds the merged state.
+            var merged: [Event] = []
+            let millis = SystemClock.nowMillis()
+            for j in 0..<writers {
+                let origin = Origin(replica: ReplicaID(rawValue: UInt64(j + 1) &* 0x9E37_79B9_7F4A_7C15), epoch: 1)
+                merged.append(Event(stream: stream, id: EventID(origin: origin, counter: 1),
+                                    hlc: HLC(physicalMillis: millis, logical: 0), body: body(j, keys: keys, prefix: "w")))
+            }
+            let target = try EventLog.create(at: dir + "/merge.db", options: full)
+            t0 = monotonicSeconds()
+            let report = try target.ingest(merged)
+            let state = try target.userState(user: "bench")
+            r.mergeMillis = (monotonicSeconds() - t0) * 1000
+            target.close()
+            guard report.inserted == writers, state.corrections.entries.count == min(keys, writers) else {
+                throw CLIError.failure("bench settings: the merge of \(writers) writers stored \(report.inserted) events and \(state.corrections.entries.count) keys")
+            }
+        } catch let e as CLIError { throw e } catch { throw .failure("bench settings in \(dir): \(error)") }
+        if console.isTerminal { console.progress("") }
+        r.peakMiB = peakResidentMiB()
+        return r
+    }
+
+    /// Feeds `frames` through a `FrameDecoder` and ingests every `events` message into a new database;
+    /// checks the peer's state equals the writer's. Returns events per second.
+    static func apply(_ frames: [[UInt8]], into path: String, options: EventLog.Options, expect: Int,
+                      state: UserState) throws -> Double {
+        let peer = try EventLog.create(at: path, options: options)
+        defer { peer.close() }
+        var decoder = FrameDecoder()
+        var inserted = 0
+        let t0 = monotonicSeconds()
+        for frame in frames {
+            for m in try decoder.feed(frame) {
+                guard case .events(_, let events) = m else { continue }
+                inserted += try peer.ingest(events).inserted
+            }
+        }
+        let seconds = monotonicSeconds() - t0
+        guard inserted == expect, try peer.userState(user: "bench").stateHash == state.stateHash else {
+            throw CLIError.failure("bench settings: the peer stored \(inserted) of \(expect) events or its state differs")
+        }
+        return Double(expect) / seconds
+    }
+
+    /// Node A serves the writer's database, an empty node B (another process) dials it; returns B's
+    /// catch-up rate and checks B's state.
+    static func catchUp(dir: String, count: Int, state: UserState, progress: (String) -> Void) throws -> Double {
+        let secret = dir + "/cluster.key"
+        guard let f = fopen(secret, "w") else { throw CLIError.failure("cannot write \(secret)") }
+        fputs(Digest.hex(SecureRandom.bytes(32)) + "\n", f)
+        fclose(f)
+        try EventLog.create(at: dir + "/b.db").close()
+        let nodeA = try Subprocess(args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret],
+                                   stderrPath: dir + "/a.log")
+        defer { nodeA.stop() }
+        let addressA = SyncBench.listenAddress(nodeA)
+        guard !addressA.isEmpty else { throw CLIError.failure("bench settings: node A did not start (see \(dir)/a.log)") }
+        let t0 = monotonicSeconds()
+        let nodeB = try Subprocess(args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
+                                          "--secret-file", secret], stderrPath: dir + "/b.log")
+        defer { nodeB.stop() }
+        _ = SyncBench.listenAddress(nodeB)
+        let reader = try EventLog.open(at: dir + "/b.db")
+        var held: UInt64 = 0
+        while held < UInt64(count) {
+            usleep(2_000)
+            held = (try? reader.versionVector(of: stream).total) ?? 0
+            progress("node B caught up \(held)/\(count)")
+            if monotonicSeconds() - t0 > 600 {
+                throw CLIError.failure("bench settings: node B did not catch up within 10 minutes (\(held)/\(count))")
+            }
+        }
+        let seconds = monotonicSeconds() - t0
+        nodeB.stop()
+        let same = try reader.userState(user: "bench").stateHash == state.stateHash
+        reader.close()   // the last connection: SQLite checkpoints the WAL into the file and removes it
+        guard same else { throw CLIError.failure("bench settings: node B's state differs from the writer's") }
+        return Double(count) / seconds
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : 0
+    }
+}

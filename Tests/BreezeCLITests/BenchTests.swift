@@ -1,0 +1,67 @@
+import Testing
+import Foundation
+import BreezeTestSupport
+
+/// The benchmarks end to end through the built binary, at tiny sizes (seconds): every figure is reported,
+/// and `bench all` writes its tables even when the comparison scripts cannot run (this suite needs neither
+/// Node nor Python packages).
+struct BenchTests {
+    static func json(_ text: String) -> [String: Any] {
+        let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }).map(String.init) ?? ""
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    static func number(_ d: [String: Any], _ key: String) -> Double {
+        (d[key] as? NSNumber)?.doubleValue ?? -1
+    }
+
+    @Test func benchSettingsMeasuresEveryFigureOfTheComparison() {
+        let (code, out, err) = BinaryTests.run(["bench", "settings", "--count", "1000", "--writers", "50",
+                                                "--full-sample", "5", "--json"])
+        #expect(code == 0, "\(err)")
+        let d = Self.json(out)
+        #expect(d["system"] as? String == "Breeze" && Self.number(d, "writes") == 1000 && Self.number(d, "writers") == 50)
+        for key in ["writeMicrosPerOp", "writeMicrosPerOpFull", "peerAppliesPerSecond", "peerAppliesPerSecondLiveNormal",
+                    "tcpCatchUpEventsPerSecond", "mergeMillis", "peakRSSMiB"] {
+            #expect(Self.number(d, key) > 0, "\(key) in \(out)")
+        }
+        // A frame wraps each event, so a frame of one event is larger than the event; batching shares the overhead.
+        let event = Self.number(d, "eventBytes"), live = Self.number(d, "wireBytesPerUpdate")
+        let batched = Self.number(d, "wireBytesPerUpdateBatched")
+        #expect(event > 40 && live > event && batched > event && batched < live, "\(out)")
+        // The state is the 100 keys with their stamps; the database holds all 1,000 events.
+        #expect(Self.number(d, "stateBytes") > 100 * 10 && Self.number(d, "dbBytes") > 1000 * event, "\(out)")
+    }
+
+    @Test func benchEventsAppendsAndReplays() {
+        let (code, out, err) = BinaryTests.run(["bench", "events", "--count", "1500", "--batch", "500", "--json"])
+        #expect(code == 0, "\(err)")
+        let d = Self.json(out)
+        #expect(Self.number(d, "events") == 1500 && Self.number(d, "batch") == 500 && d["durability"] as? String == "FULL")
+        #expect(Self.number(d, "appendEventsPerSecond") > 0 && Self.number(d, "replayEventsPerSecond") > 0, "\(out)")
+        let bad = BinaryTests.run(["bench", "events", "--count", "-3"])
+        #expect(bad.0 == 1 && bad.2.contains("--count '-3'"))
+    }
+
+    @Test func benchAllWritesTheTablesAndNamesWhatCouldNotRun() throws {
+        let dir = TempDir()
+        let file = dir.path + "/BENCHMARKS.md"
+        let (code, out, err) = BinaryTests.run([
+            "bench", "all", "--runs", "1", "--append-count", "2000", "--sync-count", "2000", "--edits", "3",
+            "--projection-count", "1000", "--import-count", "300", "--settings-count", "300", "--writers", "20",
+            "--events-count", "600", "--node", "/nonexistent/node", "--python", "/nonexistent/python", "--write", file])
+        // The comparisons could not run: the tables are still printed and written, and the exit status says so.
+        #expect(code == 1 && err.contains("benchmark(s) failed or did not run") && err.contains("Yjs"), "\(err)")
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(written + "\n" == out)
+        for row in ["| local append vs raw SQLite", "| sync between two processes vs local append", "| live edit latency",
+                    "| projection rebuild vs raw scan", "| import, synthetic PurpleAir CSV", "| Breeze | this build |",
+                    "| SQLite | 3.", "## Not measured", "- Loro: not run: /nonexistent/python not found",
+                    "| append at least 10x `eventsourcing` | -x | not measured |"] {
+            #expect(written.contains(row), "missing \(row)")
+        }
+        // Every Breeze figure is there: no empty result cell in the Breeze rows.
+        let breezeRows = written.split(separator: "\n").filter { $0.hasPrefix("| local append") || $0.hasPrefix("| sync between") }
+        #expect(breezeRows.count == 2 && breezeRows.allSatisfy { !$0.contains("| - |") && !$0.contains(" - events/s") })
+    }
+}
