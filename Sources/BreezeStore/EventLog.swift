@@ -473,7 +473,9 @@ public final class EventLog {
                        limit: Int = 1000) throws(StoreError) -> (events: [Event], nextSeq: Int64?) {
         do {
             guard let key = try streamKey(stream, create: false) else { return ([], nil) }
-            let q = try db.cached("SELECT seq, data FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?")
+            let q = try db.cached("""
+                SELECT seq, data, origin, epoch, counter FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?
+                """)
             defer { q.reset() }   // a decoding error must not leave the read snapshot open
             try q.bind(1, key)
             try q.bind(2, afterSeq)
@@ -483,12 +485,18 @@ public final class EventLog {
             while try q.step() {
                 rows += 1
                 last = q.int(0)
+                // Decoding checks the hash; the row's columns must name the same event, or the index that
+                // found it (and the version vector) no longer describe what is stored.
                 let e = try Event(decoding: q.blob(1))
+                guard e.stream == stream, e.id.origin.replica.rawValue == UInt64(bitPattern: q.int(2)),
+                      Int64(e.id.origin.epoch) == q.int(3), e.id.counter == UInt64(bitPattern: q.int(4)) else {
+                    throw StoreError(.corrupt, "\(path): the row at seq \(last) holds event \(e.stream) \(e.id) but is filed as another; \(StoreError.salvageAdvice(path))")
+                }
                 if !vector.contains(e.id) { out.append(e) }
             }
             return (out, rows < limit ? nil : last)
         } catch let e as DecodingError {
-            throw StoreError(.corrupt, "\(path): a stored event does not decode (\(e)); run `breeze verify`")
+            throw StoreError(.corrupt, "\(path): a stored event does not decode or match its hash (\(e)); \(StoreError.salvageAdvice(path))")
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -530,7 +538,7 @@ public final class EventLog {
                     page.append(Entry(seq: q.int(0), event: try Event(decoding: q.blob(1)), skewed: q.int(2) & 1 != 0))
                 }
             } catch let e as DecodingError {
-                throw StoreError(.corrupt, "\(path): a stored event after seq \(after) does not decode (\(e)); run `breeze verify`")
+                throw StoreError(.corrupt, "\(path): a stored event after seq \(after) does not decode or match its hash (\(e)); \(StoreError.salvageAdvice(path))")
             } catch { throw StoreError.from(error, path: path) }
             for entry in page {
                 if try !body(entry) { return }
