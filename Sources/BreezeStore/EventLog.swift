@@ -102,10 +102,25 @@ public final class EventLog {
             }
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")")
+            if options.durability == .full { try EventLog.checkWAL(db, path: path) }
             if version < Schema.current { try EventLog.migrate(db, from: version) }
             (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
         } catch {
             throw StoreError.from(error, path: path)
+        }
+    }
+
+    /// Refuses a WAL whose damage SQLite would pass over silently (see `WALCheck`). Runs under the write
+    /// lock, so no other process appends to or restarts the WAL meanwhile; skipped when another writer holds
+    /// the lock past the busy timeout (the next open checks).
+    private static func checkWAL(_ db: Database, path: String) throws {
+        let wal = path + "-wal"
+        guard FileChecks.size(wal) > 32 else { return }
+        let pageSize = Int(try db.scalarInt("PRAGMA page_size") ?? 4096)
+        do { try db.execute("BEGIN IMMEDIATE") } catch { return }
+        defer { try? db.execute("COMMIT") }
+        if let damage = WALCheck.damage(walPath: wal, fallbackPageSize: pageSize) {
+            throw StoreError(.corrupt, "\(wal): \(damage); \(StoreError.salvageAdvice(path))")
         }
     }
 

@@ -60,7 +60,7 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return StoreError(.io, "\(path): the disk reported an I/O error (\(d.message), SQLite code \(d.code)); this write was not acknowledged: retry, and check the disk",
                               sqliteCode: d.code)
         case DatabaseError.notADatabase:
-            return StoreError(.notBreeze, "\(path): not a Breeze database (not an SQLite file); left untouched",
+            return StoreError(.notBreeze, "\(path): not a Breeze database (not an SQLite file, or one whose header is damaged); left untouched",
                               sqliteCode: d.code)
         default:
             return StoreError(.sqlite, "\(path): \(d.message)", sqliteCode: d.code)

@@ -216,10 +216,14 @@ static int f_sync(sqlite3_file *pf, int flags) {
         }
         f->dirty_lo = f->dirty_hi = 0;
         f->synced_size = f->size;
+    }
+    rc = f->real->pMethods->xSync(f->real, flags);
+    if (rc == SQLITE_OK && f->shadow) {
+        // Durable only once the real fsync returned.
         add_unsynced(-f->pending);
         f->pending = 0;
     }
-    return f->real->pMethods->xSync(f->real, flags);
+    return rc;
 }
 
 static int f_file_size(sqlite3_file *pf, sqlite3_int64 *out) {

@@ -1,7 +1,7 @@
 // breeze-torture: a load generator for crash and concurrency tests (not for users).
 //
 //   breeze-torture append --db PATH [--count N] [--batch B] [--durability full|normal] [--stream S]
-//                  [--boot ID] [--keep-going yes] [--print-events yes]
+//                  [--boot ID] [--keep-going yes] [--print-events yes] [--hold yes]
 //                  [--power-loss yes] [--fault-control FILE] [--fault-stats FILE]
 //   breeze-torture cli [--power-loss yes] [--fault-control FILE] [--fault-stats FILE] -- BREEZE-ARGS...
 //
@@ -15,6 +15,7 @@
 // while running; --fault-stats names the file where the VFS counts what fired. --boot overrides the boot id
 // (a new one simulates a reboot). With --keep-going, a failed batch prints "fail <error>" and is retried
 // every 20 ms (the writer recovers without a restart); without it the tool prints the error and exits 1.
+// --hold keeps the database open after the last batch, until the process is killed.
 import BreezeCore
 import BreezeStore
 import CFaultVFS
@@ -36,7 +37,7 @@ func hex(_ bytes: [UInt8]) -> String {
 var args = Array(CommandLine.arguments.dropFirst())
 if args.first == "cli" { runCLIUnderFaults(Array(args.dropFirst())) }
 guard args.first == "append" else {
-    fail("usage: breeze-torture append --db PATH [--count N] [--batch B] [--durability full|normal] [--stream S] [--boot ID] [--keep-going yes] [--print-events yes] [--power-loss yes] [--fault-control FILE] [--fault-stats FILE]")
+    fail("usage: breeze-torture append --db PATH [--count N] [--batch B] [--durability full|normal] [--stream S] [--boot ID] [--keep-going yes] [--print-events yes] [--hold yes] [--power-loss yes] [--fault-control FILE] [--fault-stats FILE]")
 }
 args.removeFirst()
 var options: [String: String] = [:]
@@ -92,6 +93,12 @@ do {
         fputs(out, stdout)
         fflush(stdout)
         done += n
+    }
+    if options["hold"] == "yes" {
+        // Keep the database open (its WAL unmerged) until killed: a test snapshots a crashed writer's files.
+        fputs("holding\n", stdout)
+        fflush(stdout)
+        while true { pause() }
     }
     log.close()
 } catch {
