@@ -1,6 +1,6 @@
 import Testing
 import BreezeCore
-import BreezeStore
+@testable import BreezeStore
 @preconcurrency import Glibc
 
 /// Issue 7, scenario 9: single byte flips (seeded) in a copy of a real populated database, in its pages and in
@@ -91,6 +91,27 @@ import BreezeStore
         return s
     }
 
+    /// Where a flip landed, for the harmless count: the table or index owning the page (SQLite's dbstat), or
+    /// the free list, and for the WAL whether the frame is the page's latest version.
+    func place(inWal: Bool, offset: Int, wal: [UInt8], healthy: EventLog) -> String {
+        let pageSize = 4096
+        var page: Int64
+        var prefix = "db"
+        if inWal {
+            guard offset >= 32 else { return "wal:header" }
+            let frame = (offset - 32) / (24 + pageSize)
+            let o = 32 + frame * (24 + pageSize)
+            page = Int64(wal[o]) << 24 | Int64(wal[o + 1]) << 16 | Int64(wal[o + 2]) << 8 | Int64(wal[o + 3])
+            prefix = (offset - o) < 24 ? "wal-frame-header" : "wal"
+        } else {
+            page = Int64(offset / pageSize) + 1
+        }
+        let q = try? healthy.db.prepare("SELECT name FROM dbstat WHERE pageno = ?")
+        try? q?.bind(1, page)
+        let owner = ((try? q?.step()) ?? false) ? q!.text(0) : "free-or-beyond-end"
+        return "\(prefix):\(owner)"
+    }
+
     @Test func byteFlipsAreDetectedOrHarmlessNeverServedAndRestoredFromAPeer() throws {
         var run = FaultRun(scenario: 9)
         let flips = run.size(ci: 1000, soak: 10_000)
@@ -116,6 +137,7 @@ import BreezeStore
         var openDetected = 0, integrityDetected = 0, readDetected = 0, harmless = 0, silentLoss = 0,
             silentOther = 0, silentMeta = 0, servedWrong = 0, restored = 0, restoreTried = 0, inDB = 0, inWAL = 0
         var adviceMissing: [String] = []
+        var harmlessWhere: [String: Int] = [:]
         var restoreFailures: [String] = []
         // Restoring (salvage + sync) costs a second or so per run in a debug build: CI restores a sample.
         let restoreEvery = run.soak ? 1 : 20
@@ -128,11 +150,14 @@ import BreezeStore
             var dbBytes = pristineDB, walBytes = pristineWAL
             let inWal = Bool.random(using: &run.rng)
             let mask = UInt8.random(in: 1...255, using: &run.rng)
+            let offset: Int
             if inWal {
-                walBytes[Int.random(in: 0..<walBytes.count, using: &run.rng)] ^= mask
+                offset = Int.random(in: 0..<walBytes.count, using: &run.rng)
+                walBytes[offset] ^= mask
                 inWAL += 1
             } else {
-                dbBytes[Int.random(in: 0..<dbBytes.count, using: &run.rng)] ^= mask
+                offset = Int.random(in: 0..<dbBytes.count, using: &run.rng)
+                dbBytes[offset] ^= mask
                 inDB += 1
             }
             writeFileBytes(path, dbBytes)
@@ -179,11 +204,13 @@ import BreezeStore
             case "silentLoss": silentLoss += 1
             case "silentOther": silentOther += 1
             case "silentMeta": silentMeta += 1
-            default: harmless += 1
+            default:
+                harmless += 1
+                harmlessWhere[place(inWal: inWal, offset: offset, wal: pristineWAL, healthy: healthy), default: 0] += 1
             }
 
             // Recovery: salvage the intact events into a fresh database, then sync from the healthy peer.
-            if outcome != "harmless" && restoreTried % restoreEvery == 0 {
+            if outcome != "harmless" && (restoreTried % restoreEvery == 0 || outcome == "silentLoss") {
                 let fresh = work + "/fresh.db"
                 for suffix in ["", "-wal", "-shm"] { unlink(fresh + suffix) }
                 do {
@@ -211,7 +238,8 @@ import BreezeStore
         run.report(["fired": "\(flips)/\(flips)", "lost": 0, "duplicated": 0, "unexpected": 0,
                     "flips_db": inDB, "flips_wal": inWAL, "detected_open": openDetected,
                     "detected_integrity": integrityDetected, "detected_read": readDetected, "harmless": harmless,
-                    "silent_loss": silentLoss, "silent_other": silentOther, "silent_meta": silentMeta, "served_wrong": servedWrong,
+                    "silent_loss": silentLoss, "harmless_where": harmlessWhere.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","),
+                    "silent_other": silentOther, "silent_meta": silentMeta, "served_wrong": servedWrong,
                     "restored": "\(restored)/\(restoreRuns)", "events": truth.events.count,
                     "db_bytes": pristineDB.count, "wal_bytes": pristineWAL.count,
                     "seconds": Int(monotonicSeconds() - started)])
@@ -219,5 +247,68 @@ import BreezeStore
         #expect(restoreFailures.isEmpty, "\(restoreFailures.prefix(5))")
         #expect(adviceMissing.isEmpty, "\(adviceMissing.prefix(3))")
         #expect(silentOther == 0, "undetected damage that changes what is served")
+    }
+
+    /// The documented recovery path end to end: a damaged event is refused with advice, `breeze salvage`
+    /// copies the intact events, and a node on the new file fetches the rest from a healthy peer.
+    @Test func salvageThenSyncFromAPeerRestoresTheIdenticalLog() throws {
+        let run = FaultRun(scenario: 9)
+        let dir = TempDir()
+        let base = dir.file("base.db"), healthy = dir.file("healthy.db"), damaged = dir.file("damaged.db")
+        let fresh = dir.file("fresh.db")
+        try populate(base)
+        for suffix in ["", "-wal"] {
+            copyFile(base + suffix, healthy + suffix)
+            copyFile(base + suffix, damaged + suffix)
+        }
+        // Damage one stored event: find its bytes in the main file and flip one in the middle.
+        let h = try EventLog.open(at: healthy)
+        let truth = try eventsByID(h)
+        let truthState = try h.userState(user: "me").stateHash
+        var victim: [UInt8] = []
+        try h.forEach(stream: .public) { victim = $0.event.encoded; return false }
+        h.close()
+        var bytes = readFileBytes(damaged)
+        let at = (0...(bytes.count - victim.count)).first { i in
+            bytes[i] == victim[0] && Array(bytes[i..<(i + victim.count)]) == victim
+        }
+        #expect(at != nil, "the event's bytes are in the main file")
+        bytes[at! + victim.count / 2] ^= 0x20
+        writeFileBytes(damaged, bytes)
+
+        let refused = Child(breeze, ["--db", damaged, "log", "--stream", "public"], stderrPath: dir.file("log.err"))
+        while refused.readLine() != nil {}
+        #expect(refused.wait() == 1)
+        let message = String(decoding: readFileBytes(dir.file("log.err")), as: UTF8.self)
+        #expect(message.contains("breeze salvage --db \(damaged)") && message.split(separator: "\n").count == 1, "\(message)")
+
+        let salvage = runProgram(breeze, ["--db", damaged, "salvage", "--out", fresh])
+        #expect(salvage.code == 0, "\(salvage.out)")
+        #expect(salvage.out.contains("salvaged \(truth.count - 1) intact events") || salvage.out.contains("left out: 1 damaged rows"),
+                "\(salvage.out)")
+        #expect(runProgram(breeze, ["--db", damaged, "salvage", "--out", fresh]).code == 1, "never overwrites --out")
+
+        let key = dir.file("cluster.key")
+        writeFileBytes(key, Array((String(repeating: "a7", count: 32) + "\n").utf8))
+        let nodeA = Child(breeze, ["--db", healthy, "node", "--listen", "127.0.0.1:0", "--secret-file", key],
+                          stderrPath: dir.file("a.log"))
+        let first = nodeA.readLine() ?? ""
+        let address = first.hasPrefix("listening on ") ? String(first.dropFirst("listening on ".count)) : ""
+        let nodeB = Child(breeze, ["--db", fresh, "node", "--peer", address, "--secret-file", key],
+                          stderrPath: dir.file("b.log"))
+        defer { for n in [nodeA, nodeB] { n.signal(SIGTERM); while n.readLine() != nil {}; n.wait() } }
+        func restored() -> Bool {
+            guard let f = try? EventLog.open(at: fresh) else { return false }
+            defer { f.close() }
+            return (try? eventsByID(f)) == truth
+        }
+        let ok = waitUntil(seconds: 20) { restored() }
+        #expect(ok, "the salvaged replica did not get the identical log back from its peer")
+        let f = try EventLog.open(at: fresh)
+        defer { f.close() }
+        #expect(try f.userState(user: "me").stateHash == truthState)
+        #expect(try f.integrityCheck().isEmpty)
+        run.report(["fired": 1, "lost": 0, "duplicated": 0, "unexpected": 0, "refused_with_advice": 1,
+                    "restored_by_node": ok ? 1 : 0, "events": truth.count])
     }
 }
