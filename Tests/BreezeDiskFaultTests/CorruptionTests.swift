@@ -140,7 +140,7 @@ import BreezeCore
         var harmlessWhere: [String: Int] = [:]
         var restoreFailures: [String] = []
         // Restoring (salvage + sync) costs a second or so per run in a debug build: CI restores a sample.
-        let restoreEvery = run.soak ? 1 : 20
+        let restoreEvery = run.soak ? 4 : 20
         let started = monotonicSeconds()
         let work = dir.file("run")
         mkdir(work, 0o755)
@@ -232,6 +232,9 @@ import BreezeCore
                 restoreTried += 1
             } else if outcome != "harmless" {
                 restoreTried += 1
+            }
+            if run.soak && (i + 1) % 1000 == 0 {
+                print("FAULT scenario=9 seed=\(run.seed) progress=\(i + 1) open=\(openDetected) integrity=\(integrityDetected) read=\(readDetected) harmless=\(harmless) silent_loss=\(silentLoss) silent_other=\(silentOther) served_wrong=\(servedWrong) restored=\(restored)/\(restored + restoreFailures.count)")
             }
         }
         let restoreRuns = restored + restoreFailures.count

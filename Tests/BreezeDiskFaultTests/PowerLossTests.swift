@@ -24,10 +24,12 @@ import BreezeStore
     }
 
     /// Reopens after the power cut, with a new boot id (the reboot).
-    func rebooted(_ path: String, boot: String) throws -> EventLog {
+    /// A cut before the first acknowledgement may come while the database is still being created, leaving an
+    /// empty file: then, as the writer would on restart, create it (an empty file is accepted by `create`).
+    func rebooted(_ path: String, boot: String, anyAcked: Bool) throws -> EventLog {
         var o = EventLog.Options()
         o.bootID = { boot }
-        return try EventLog.open(at: path, options: o)
+        return anyAcked ? try EventLog.open(at: path, options: o) : try EventLog.create(at: path, options: o)
     }
 
     @Test func fullDurabilityLosesNoAcknowledgedEventOnPowerLoss() throws {
@@ -54,7 +56,7 @@ import BreezeStore
             if s.unsyncedWrites > 0 { fired += 1 }
             acks += acked.count
 
-            let log = try rebooted(path, boot: "boot-b")
+            let log = try rebooted(path, boot: "boot-b", anyAcked: !acked.isEmpty)
             defer { log.close() }
             #expect(try log.integrityCheck().isEmpty, "round \(round)")
             // verify: `breeze verify` (integrity, hashes, gaps) belongs here once it exists.
@@ -75,7 +77,7 @@ import BreezeStore
             #expect(try log.versionVector(of: .user("torture")).total == UInt64(stored.count), "round \(round): counters not contiguous")
             // After the reboot the log writes in a new epoch, so no id of before can come again.
             let next = try log.append(.favouriteAdd(sensor: "after-reboot"), to: .user("torture"))
-            #expect(next.id.origin.epoch == 2 && next.id.counter == 1)
+            #expect((acked.isEmpty || next.id.origin.epoch == 2) && next.id.counter == 1)
         }
         run.report(["fired": "\(fired)/\(rounds)", "lost": lost, "duplicated": duplicated, "unexpected": unexpected,
                     "acked": acks, "inflight_committed": inFlight, "durability": "full"])
@@ -109,7 +111,7 @@ import BreezeStore
             defer { peer.close() }
             _ = try peer.ingest(acked, source: "victim")
 
-            let victim = try rebooted(path, boot: "boot-b")
+            let victim = try rebooted(path, boot: "boot-b", anyAcked: !acked.isEmpty)
             defer { victim.close() }
             #expect(try victim.integrityCheck().isEmpty, "round \(round)")
             var stored: [String: String] = [:]
@@ -127,7 +129,7 @@ import BreezeStore
             suffixLost += acked.count - kept
             #expect(laterKept == 0, "round \(round) (seed \(run.seed)): lost events are not a suffix")
             unexpected += max(0, stored.count - kept - batch)
-            #expect(victim.epoch == 2, "a new boot starts a new epoch")
+            #expect(acked.isEmpty || victim.epoch == 2, "a new boot starts a new epoch")
 
             // New writes after the reboot: a second writer process with the new boot id.
             let after = Child(torture, ["append", "--db", path, "--count", "50", "--batch", "5", "--durability", "normal",
