@@ -87,6 +87,8 @@ public final class EventLog {
         }
         db.setBusyTimeout(milliseconds: options.busyTimeoutMillis)
         do {
+            // First, damage in the WAL that SQLite would pass over (it could even hide the schema).
+            if options.durability == .full { try EventLog.checkWAL(db, path: path) }
             // Inspect before writing anything: a foreign file must stay byte-for-byte as it was.
             let appID = try db.scalarInt("PRAGMA application_id") ?? 0
             let version = try db.scalarInt("PRAGMA user_version") ?? 0
@@ -102,7 +104,6 @@ public final class EventLog {
             }
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")")
-            if options.durability == .full { try EventLog.checkWAL(db, path: path) }
             if version < Schema.current { try EventLog.migrate(db, from: version) }
             (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
         } catch {

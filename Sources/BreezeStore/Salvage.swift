@@ -77,8 +77,9 @@ extension EventLog {
                 if let maxSeq, seq > maxSeq { break }
                 if maxSeq == nil && misses > 100_000 { break }
                 last = seq
+                // Without a readable schema there is nothing to probe.
+                guard let q = try? source.prepare("SELECT data FROM events WHERE seq = ?") else { break }
                 do {
-                    let q = try source.prepare("SELECT data FROM events WHERE seq = ?")
                     try q.bind(1, seq)
                     if try q.step() {
                         report.rowsRead += 1
