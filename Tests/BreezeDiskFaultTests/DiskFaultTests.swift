@@ -177,4 +177,57 @@ import BreezeStore
         run.report(["fired": s.firedFull, "lost": lost, "duplicated": 0, "unexpected": unexpected,
                     "stored_while_full": during, "recovered_without_restart": caughtUp ? 1 : 0])
     }
+
+    /// The real thing, where the machine allows it (root, mounts permitted; CI may not): a 512 KiB tmpfs fills
+    /// up under a writer, which reports the full disk and goes on by itself once the tmpfs is remounted larger.
+    @Test(.enabled(if: DiskFaultTests.canMountTmpfs(), "needs permission to mount a tmpfs"))
+    func realTmpfsFillsUpAndTheWriterRecoversAfterItGrows() throws {
+        let run = FaultRun(scenario: 8)
+        let mountDir = TempDir()
+        #expect(system("mount -t tmpfs -o size=512k tmpfs '\(mountDir.path)'") == 0)
+        defer { _ = system("umount '\(mountDir.path)'") }
+        let path = mountDir.file("full.db")
+        try EventLog.create(at: path).close()
+        let count = 20_000
+        let child = Child(torture, ["append", "--db", path, "--count", String(count), "--batch", "50", "--keep-going", "yes"],
+                          stderrPath: "/dev/null")
+        var acked: [String: String] = [:]
+        var failed = 0, ackedAfterGrowth = 0
+        var messages: Set<String> = []
+        while let line = child.readLine() {
+            switch TortureLine(line) {
+            case .ack(let id, let hash, _)?:
+                acked[id] = hash
+                if failed >= 3 { ackedAfterGrowth += 1 }
+            case .fail(let message)?:
+                failed += 1
+                messages.insert(message)
+                if failed == 3 { #expect(system("mount -o remount,size=64m '\(mountDir.path)'") == 0) }
+            case nil:
+                break
+            }
+        }
+        #expect(child.wait() == 0)
+        #expect(failed >= 3, "the tmpfs must fill up")
+        #expect(messages.allSatisfy { $0.hasPrefix(path) && $0.contains("disk full") }, "\(messages)")
+        let log = try EventLog.open(at: path)
+        defer { log.close() }
+        var stored: [String: String] = [:]
+        try log.forEach { stored["\($0.event.id)"] = $0.event.hashHex; return true }
+        let lost = acked.filter { stored[$0.key] != $0.value }.count
+        let unexpected = stored.keys.filter { acked[$0] == nil }.count
+        #expect(acked.count == count && lost == 0 && unexpected == 0)
+        #expect(try log.integrityCheck().isEmpty)
+        run.report(["fired": failed, "lost": lost, "duplicated": 0, "unexpected": unexpected, "tmpfs": "512k->64m",
+                    "acked_after_growth": ackedAfterGrowth])
+    }
+
+    /// True when this process may mount a tmpfs (tried once on a scratch directory).
+    static func canMountTmpfs() -> Bool {
+        let dir = TempDir()
+        guard system("mount -t tmpfs -o size=64k tmpfs '\(dir.path)' 2>/dev/null") == 0 else { return false }
+        _ = system("umount '\(dir.path)'")
+        return true
+    }
 }
+
