@@ -24,8 +24,8 @@ import BreezeStore
     }
 
     /// Reopens after the power cut, with a new boot id (the reboot).
-    /// A cut before the first acknowledgement may come while the database is still being created, leaving an
-    /// empty file: then, as the writer would on restart, create it (an empty file is accepted by `create`).
+    /// Were a cut to come before the first acknowledgement, while the database is still being created, it
+    /// would leave an empty file: then, as the writer would on restart, create it (`create` accepts it).
     func rebooted(_ path: String, boot: String, anyAcked: Bool) throws -> EventLog {
         var o = EventLog.Options()
         o.bootID = { boot }
@@ -44,8 +44,10 @@ import BreezeStore
             let child = spawnWriter(["append", "--db", path, "--count", "1000000", "--batch", String(batch),
                                      "--durability", "full", "--power-loss", "yes", "--fault-stats", stats,
                                      "--boot", "boot-a"], out: out, err: dir.file("err"))
-            // The power cut comes at a random moment, not in step with our reading of the acknowledgements.
-            usleep(UInt32.random(in: 50_000...600_000, using: &run.rng))
+            // The power cut comes at a random moment once the writer is writing (a slow start on a loaded
+            // machine must not turn the test into cuts of an idle process), not in step with our reading.
+            _ = waitUntil(seconds: 20) { !readFileBytes(out).isEmpty }
+            usleep(UInt32.random(in: 0...400_000, using: &run.rng))
             child.kill9()
             child.wait()
             var acked: [(id: String, hash: String)] = []
@@ -98,7 +100,8 @@ import BreezeStore
             let child = spawnWriter(["append", "--db", path, "--count", "1000000", "--batch", String(batch),
                                      "--durability", "normal", "--power-loss", "yes", "--fault-stats", stats,
                                      "--boot", "boot-a", "--print-events", "yes"], out: out, err: dir.file("err"))
-            usleep(UInt32.random(in: 300_000...1_500_000, using: &run.rng))
+            _ = waitUntil(seconds: 20) { !readFileBytes(out).isEmpty }
+            usleep(UInt32.random(in: 200_000...1_200_000, using: &run.rng))
             child.kill9()
             child.wait()
             var acked: [Event] = []
