@@ -41,7 +41,10 @@ let package = Package(
         .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
                                                   "BreezeProjections", "BreezeAirQuality"]),
         .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
-        .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore"], path: "tools/breeze-torture"),
+        // Test-only: the fault-injecting SQLite VFS (power loss, disk full, write/fsync errors), linked into
+        // breeze-torture and never into the `breeze` product.
+        .target(name: "CFaultVFS", dependencies: ["CSQLite"], path: "Sources/CFaultVFS"),
+        .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore", "BreezeCLI", "CFaultVFS"], path: "tools/breeze-torture"),
         .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync"], path: "tools/breeze-proxy"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore", "BreezeTestSupport"]),
@@ -53,13 +56,14 @@ let package = Package(
         .testTarget(name: "BreezeImportTests", dependencies: ["BreezeImport", "BreezeCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
                     resources: [.copy("Fixtures")]),
+        .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections",
                                                        "BreezeTestSupport"]),
     ]
 )
 
 // Strictness for every Swift target, in one place (as swift-log does).
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CFaultVFS" {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -41,6 +41,7 @@ public enum BreezeCLI {
                                                 make a cluster secret, or derive a user's key from it
           bench append [--count N] [--batch B]  append benchmark against raw SQLite
           bench all [--runs R] [--write FILE]   every benchmark and the comparisons (run `breeze bench --help`)
+          salvage --out NEW.db                  copy the intact events of a damaged --db into a new database
 
         options (any command):
           --db PATH            database file (default: $BREEZE_DB, else ~/.local/share/breeze/breeze.db)
@@ -153,5 +154,6 @@ public enum BreezeCLI {
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),
         Command(name: "bench", help: BenchCommand.usage, run: BenchCommand.run),
+        Command(name: "salvage", help: SalvageCommand.usage, run: SalvageCommand.run),
     ]
 }

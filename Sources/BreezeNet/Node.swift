@@ -359,6 +359,11 @@ final class Node {
                 let rows: [EventLog.Entry]
                 do { rows = try log.page(afterSeq: peer.session.cursor, limit: limit) } catch {
                     config.log("reading the log failed: \(error)")
+                    // A damaged row is never sent; end the session (the peer redials with backoff) rather
+                    // than retry the same read at every poll.
+                    if let e = error as? StoreError, e ~= .corrupt {
+                        perform(peer, peer.session.storageFailed("the sending replica's database is damaged"))
+                    }
                     break
                 }
                 guard let last = rows.last else { break }

@@ -19,6 +19,8 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
 
     /// SQLITE_BUSY: another connection holds the lock longer than the busy timeout.
     public static let busy: Int32 = 5
+    /// SQLITE_IOERR (extended codes say which call failed: SQLITE_IOERR_WRITE, SQLITE_IOERR_FSYNC, ...).
+    public static let ioError: Int32 = 10
     /// SQLITE_CORRUPT.
     public static let corrupt: Int32 = 11
     /// SQLITE_FULL: the disk is full.

@@ -97,6 +97,8 @@ public final class EventLog {
         }
         db.setBusyTimeout(milliseconds: options.busyTimeoutMillis)
         do {
+            // First, damage in the WAL that SQLite would pass over (it could even hide the schema).
+            if options.durability == .full { try EventLog.checkWAL(db, path: path) }
             // Inspect before writing anything: a foreign file must stay byte-for-byte as it was.
             let appID = try db.scalarInt("PRAGMA application_id") ?? 0
             let version = try db.scalarInt("PRAGMA user_version") ?? 0
@@ -123,6 +125,20 @@ public final class EventLog {
             (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
         } catch {
             throw StoreError.from(error, path: path)
+        }
+    }
+
+    /// Refuses a WAL whose damage SQLite would pass over silently (see `WALCheck`). Runs under the write
+    /// lock, so no other process appends to or restarts the WAL meanwhile; skipped when another writer holds
+    /// the lock past the busy timeout (the next open checks).
+    private static func checkWAL(_ db: Database, path: String) throws {
+        let wal = path + "-wal"
+        guard FileChecks.size(wal) > 32 else { return }
+        let pageSize = Int(try db.scalarInt("PRAGMA page_size") ?? 4096)
+        do { try db.execute("BEGIN IMMEDIATE") } catch { return }
+        defer { try? db.execute("COMMIT") }
+        if let damage = WALCheck.damage(walPath: wal, fallbackPageSize: pageSize) {
+            throw StoreError(.corrupt, "\(wal): \(damage); \(StoreError.salvageAdvice(path))")
         }
     }
 
@@ -531,7 +547,9 @@ public final class EventLog {
                        limit: Int = 1000) throws(StoreError) -> (events: [Event], nextSeq: Int64?) {
         do {
             guard let key = try streamKey(stream, create: false) else { return ([], nil) }
-            let q = try db.cached("SELECT seq, data FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?")
+            let q = try db.cached("""
+                SELECT seq, data, origin, epoch, counter FROM events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?
+                """)
             defer { q.reset() }   // a decoding error must not leave the read snapshot open
             try q.bind(1, key)
             try q.bind(2, afterSeq)
@@ -541,12 +559,18 @@ public final class EventLog {
             while try q.step() {
                 rows += 1
                 last = q.int(0)
+                // Decoding checks the hash; the row's columns must name the same event, or the index that
+                // found it (and the version vector) no longer describe what is stored.
                 let e = try Event(decoding: q.blob(1))
+                guard e.stream == stream, e.id.origin.replica.rawValue == UInt64(bitPattern: q.int(2)),
+                      Int64(e.id.origin.epoch) == q.int(3), e.id.counter == UInt64(bitPattern: q.int(4)) else {
+                    throw StoreError(.corrupt, "\(path): the row at seq \(last) holds event \(e.stream) \(e.id) but is filed as another; \(StoreError.salvageAdvice(path))")
+                }
                 if !vector.contains(e.id) { out.append(e) }
             }
             return (out, rows < limit ? nil : last)
         } catch let e as DecodingError {
-            throw StoreError(.corrupt, "\(path): a stored event does not decode (\(e)); run `breeze verify`")
+            throw StoreError(.corrupt, "\(path): a stored event does not decode or match its hash (\(e)); \(StoreError.salvageAdvice(path))")
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -588,7 +612,7 @@ public final class EventLog {
                     page.append(Entry(seq: q.int(0), event: try Event(decoding: q.blob(1)), skewed: q.int(2) & 1 != 0))
                 }
             } catch let e as DecodingError {
-                throw StoreError(.corrupt, "\(path): a stored event after seq \(after) does not decode (\(e)); run `breeze verify`")
+                throw StoreError(.corrupt, "\(path): a stored event after seq \(after) does not decode or match its hash (\(e)); \(StoreError.salvageAdvice(path))")
             } catch { throw StoreError.from(error, path: path) }
             for entry in page {
                 if try !body(entry) { return }

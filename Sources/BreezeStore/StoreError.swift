@@ -4,7 +4,7 @@ import BreezeCore
 /// added without breaking callers; `description` is one line naming the input and the problem.
 public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     enum Code: Equatable, Sendable {
-        case missing, notBreeze, newerSchema, invalidAppend, sqlite, busy, diskFull, corrupt
+        case missing, notBreeze, newerSchema, invalidAppend, sqlite, busy, diskFull, corrupt, io
     }
     let code: Code
     /// One line for a person: what input, what problem.
@@ -30,8 +30,15 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
     public static let diskFull = StoreError(.diskFull, "")
     /// Another process held the database lock longer than the busy timeout.
     public static let busy = StoreError(.busy, "")
-    /// SQLite found the file damaged.
+    /// SQLite found the file damaged, or a stored event does not match its hash.
     public static let corrupt = StoreError(.corrupt, "")
+    /// The disk reported an I/O error (a failed write or fsync); the operation was not acknowledged.
+    public static let io = StoreError(.io, "")
+
+    /// What to tell a person whose database is damaged.
+    static func salvageAdvice(_ path: String) -> String {
+        "the database is damaged: keep the file, run `breeze salvage --db \(path) --out NEW.db` to copy every intact event into a fresh database, then run a node on NEW.db to fetch the rest from a peer"
+    }
 
     /// Errors match by kind, so `catch let e as StoreError where e ~= .missing` works.
     public static func ~= (pattern: StoreError, value: StoreError) -> Bool { pattern.code == value.code }
@@ -48,9 +55,12 @@ public struct StoreError: Error, CustomStringConvertible, Sendable, Equatable {
             return StoreError(.busy, "\(path): database is locked by another process (busy timeout expired)",
                               sqliteCode: d.code)
         case DatabaseError.corrupt:
-            return StoreError(.corrupt, "\(path): database file is damaged (\(d.message))", sqliteCode: d.code)
+            return StoreError(.corrupt, "\(path): \(salvageAdvice(path)) (SQLite: \(d.message))", sqliteCode: d.code)
+        case DatabaseError.ioError:
+            return StoreError(.io, "\(path): the disk reported an I/O error (\(d.message), SQLite code \(d.code)); this write was not acknowledged: retry, and check the disk",
+                              sqliteCode: d.code)
         case DatabaseError.notADatabase:
-            return StoreError(.notBreeze, "\(path): not a Breeze database (not an SQLite file); left untouched",
+            return StoreError(.notBreeze, "\(path): not a Breeze database (not an SQLite file, or one whose header is damaged); left untouched",
                               sqliteCode: d.code)
         default:
             return StoreError(.sqlite, "\(path): \(d.message)", sqliteCode: d.code)
