@@ -37,10 +37,14 @@ fi
 scratch=.build/fuzz
 # SwiftPM 6.3 passes --sanitize only to the linker in release builds: ask the compiler explicitly too.
 flags=(-c release --sanitize fuzzer --sanitize address -Xswiftc -sanitize=fuzzer,address --scratch-path "$scratch")
+mkdir -p "$scratch"
 if ((build)); then
   echo "==> building fuzz targets (release, fuzzer + address sanitizers, $scratch)"
   for p in fuzz-frame fuzz-session fuzz-event fuzz-import; do
-    BREEZE_FUZZ=1 swift build "${flags[@]}" --product "$p" 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | tail -3
+    if ! BREEZE_FUZZ=1 swift build "${flags[@]}" --product "$p" > "$scratch/build-$p.log" 2>&1; then
+      grep -E "error" "$scratch/build-$p.log" | head -20; echo "building $p failed" >&2; exit 1
+    fi
+    tail -1 "$scratch/build-$p.log"
   done
 fi
 bin=$(BREEZE_FUZZ=1 swift build "${flags[@]}" --show-bin-path)
@@ -99,7 +103,8 @@ run_target() {
     import-*) binary=$bin/fuzz-import; parser=${name#import-} ;;
     *) binary=$bin/fuzz-$name ;;
   esac
-  local corpus=$work/$name/corpus seeds=$work/$name/seeds art=$scratch/artifacts/$name/
+  # The corpus persists in .build/fuzz/corpus (each run starts where the last stopped); seeds are rebuilt.
+  local corpus=$scratch/corpus/$name seeds=$work/$name/seeds art=$scratch/artifacts/$name/
   local regressions=tools/fuzz/regressions/$name     # reproducers of fixed crashes: replayed first, every run
   mkdir -p "$corpus" "$art" "$regressions"
   seed_corpus "$name" "$seeds"
