@@ -56,6 +56,8 @@ public enum CSVChunks {
                 if header == nil {
                     if !recordEmpty {          // the first record that is not an empty line
                         header = Array(bytes[recordStart..<end])
+                        // A header ended by a lone CR would join a piece's leading LF into one CRLF line end.
+                        if header!.last == 0x0D { header!.append(0x0A) }
                         headerLines = line - recordLine
                         chunkStart = end
                         chunkLine = line

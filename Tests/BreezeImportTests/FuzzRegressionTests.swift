@@ -38,4 +38,11 @@ struct ImportFuzzRegressionTests {
         try Self.expectSameAsWhole([0xEF, 0xBB, 0xBF] + Array("\nid,v\n1,a\n2,b\n3,c\n".utf8), target: 3)
         try Self.expectSameAsWhole(Array("\"i\nd\",v\n1,\"x\ny\"\n\"\",2\n3,c".utf8), target: 3)
     }
+
+    /// fuzz-import csv-chunks, `cr-header-then-blank-line` (minimised, found by the CI run after the fix
+    /// above): a header ended by a lone CR, copied before a piece that starts with a blank line, made one
+    /// CRLF of the two, so the blank line vanished and the piece's rows came one line early.
+    @Test func aHeaderEndedByACarriageReturnDoesNotSwallowABlankLine() throws {
+        try Self.expectSameAsWhole([0x00, 0x0D, 0x00, 0x0A, 0x0A, 0x2E], target: 2)
+    }
 }
