@@ -62,6 +62,18 @@ let package = Package(
     ]
 )
 
+// Fuzz targets (tools/fuzz, libFuzzer): declared only when asked, by `tools/fuzz.sh` (`BREEZE_FUZZ=1 swift build
+// --sanitize fuzzer --scratch-path .build/fuzz`), so normal builds neither build them nor link libFuzzer.
+if Context.environment["BREEZE_FUZZ"] == "1" {
+    package.targets += [
+        .target(name: "FuzzSupport", path: "tools/fuzz/FuzzSupport"),
+        .executableTarget(name: "fuzz-frame", dependencies: ["BreezeSync", "FuzzSupport"], path: "tools/fuzz/frame"),
+        .executableTarget(name: "fuzz-session", dependencies: ["BreezeSync", "BreezeCore", "FuzzSupport"], path: "tools/fuzz/session"),
+        .executableTarget(name: "fuzz-event", dependencies: ["BreezeCore", "FuzzSupport"], path: "tools/fuzz/event"),
+        .executableTarget(name: "fuzz-import", dependencies: ["BreezeImport", "BreezeCore", "FuzzSupport"], path: "tools/fuzz/import"),
+    ]
+}
+
 // Strictness for every Swift target, in one place (as swift-log does).
 for target in package.targets where target.type != .system && target.name != "CFaultVFS" {
     var settings = target.swiftSettings ?? []

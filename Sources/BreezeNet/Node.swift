@@ -62,6 +62,9 @@ final class Node {
         /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
         var acksSeen = 0
         var ackProgressMillis: UInt64 = 0
+        /// Start of the current one-second window and the control messages (ping, pong, vectors) in it.
+        var controlWindowMillis: UInt64 = 0
+        var controlMessages = 0
         init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64) {
             self.conn = conn; self.session = session; self.address = address; self.dialer = dialer
             openedMillis = now; lastReceivedMillis = now; lastSentMillis = now
@@ -100,7 +103,7 @@ final class Node {
         handles = [raw(check), raw(idle), raw(poll), raw(tick)]
         uv_check_start(check) { h in Node.from(h).afterPoll() }
         uv_timer_start(poll, { h in Node.from(h).pollDatabase() }, config.pollMillis, config.pollMillis)
-        uv_timer_start(tick, { h in Node.from(h).everySecond() }, 1000, 1000)
+        uv_timer_start(tick, { h in Node.from(h).onTick() }, 100, 100)
         if let listen = config.listen { try startListening(listen) }
         for address in config.peers {
             let d = Dialer(address: address, node: self)
@@ -158,10 +161,11 @@ final class Node {
         let conn = Connection(loop: loop)
         let rc = uv_accept(UnsafeMutableRawPointer(server).assumingMemoryBound(to: uv_stream_t.self), conn.stream)
         guard rc == 0 else { conn.close("accept failed"); return }
-        let unauthenticated = peers.values.filter { $0.session.state != .ready }.count
-        guard unauthenticated < config.maxUnauthenticated else {
-            conn.close("too many connections still authenticating (\(unauthenticated))")
-            return
+        let unauthenticated = peers.values.filter { $0.dialer == nil && $0.session.state != .ready && !$0.conn.closing }
+        if unauthenticated.count >= config.maxUnauthenticated, let oldest = unauthenticated.min(by: { $0.openedMillis < $1.openedMillis }) {
+            // Full: drop the connection that has been in its handshake longest (a real peer finishes in
+            // milliseconds), rather than refuse every newcomer until the idle ones time out.
+            oldest.conn.close("too many connections still authenticating (\(unauthenticated.count)); oldest dropped")
         }
         let address = conn.peerName()
         attach(conn, role: .server, address: address, dialer: nil)
@@ -255,8 +259,25 @@ final class Node {
         peer.lastReceivedMillis = now()
         switch result {
         case .success(let messages):
+            // A peer that keeps sending but never reads its replies (acknowledgements) is dropped before
+            // what waits for it outgrows twice the bound on log data queued for a peer.
+            if peer.conn.queuedBytes > 2 * config.maxQueuedBytes {
+                peer.conn.close("peer does not read its replies (\(peer.conn.queuedBytes) bytes queued)")
+                return
+            }
             for m in messages {
                 guard peers[ObjectIdentifier(peer)] != nil else { return }
+                switch m {
+                case .ping, .pong, .vectors:
+                    let t = now()
+                    if t - peer.controlWindowMillis >= 1000 { peer.controlWindowMillis = t; peer.controlMessages = 0 }
+                    peer.controlMessages += 1
+                    if peer.controlMessages > config.maxControlPerSecond {
+                        perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong or vectors messages in a second"))
+                        return
+                    }
+                default: break
+                }
                 perform(peer, peer.session.receive(m))
             }
         case .failure(let e):
@@ -394,6 +415,22 @@ final class Node {
         if v != lastDataVersion {
             lastDataVersion = v
             pump()
+        }
+    }
+
+    private var lastSecondMillis: UInt64 = 0
+
+    /// Every 100 ms: a handshake past its timeout is ended at once (a slow sender is gone within 0.1 s of
+    /// the timeout, not up to a second later); the rest of the housekeeping runs once a second.
+    private func onTick() {
+        let t = now()
+        for peer in Array(peers.values) where peer.session.state != .ready && peer.session.state != .closed
+            && t - peer.openedMillis > config.handshakeTimeoutMillis {
+            perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
+        }
+        if t - lastSecondMillis >= 1000 {
+            lastSecondMillis = t
+            everySecond()
         }
     }
 

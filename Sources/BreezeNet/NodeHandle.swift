@@ -20,8 +20,12 @@ public struct NodeConfig: Sendable {
     /// Stop on SIGINT and SIGTERM.
     public var handleSignals = false
     public var handshakeTimeoutMillis: UInt64 = 5000
-    /// Most inbound connections allowed in the handshake at once; more are closed on accept.
+    /// Most inbound connections allowed in the handshake at once; when full, accepting one more closes the
+    /// oldest still in its handshake, so idle sockets cannot lock real peers out for the handshake timeout.
     public var maxUnauthenticated = 256
+    /// Most `ping`, `pong` and `vectors` messages a peer may send in one second (a correct peer sends one
+    /// ping per 5 s of silence and vectors at most every 10 s); more close the connection as a flood.
+    public var maxControlPerSecond = 20
     /// How long a closing connection may take to write its last frames before it is closed by force.
     public var closeGraceMillis: UInt64 = 2000
     public var idleTimeoutMillis: UInt64 = 30_000

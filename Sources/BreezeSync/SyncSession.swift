@@ -260,9 +260,11 @@ public struct SyncSession: Sendable {
     public static let resyncIntervalMillis: UInt64 = 10_000
     private var lastResyncMillis: UInt64?
 
-    /// Storing a batch failed: the session ends (nothing of it is acknowledged).
+    /// Storing a batch failed: the session ends (nothing of it is acknowledged). A session already closed
+    /// does nothing more (found by fuzzing: it used to send a second error and close again).
     public mutating func storageFailed(_ message: String) -> [Action] {
-        fail(.storage, message)
+        guard state != .closed else { return [] }
+        return fail(.storage, message)
     }
 
     /// Log rows the shell read for this peer, starting after `cursor`, up to sequence number `scannedTo`.

@@ -67,7 +67,7 @@ import BreezeCore
             }
             // The per-stream path (events(in:)) with its filing check, and the vectors sent in the handshake,
             // which must describe exactly the events held.
-            // verify: this heads-against-events check is part of `breeze verify` (gaps) once it exists.
+            // The heads-against-events check (also part of `breeze verify`).
             for stream in try log.streams() {
                 var next: Int64? = 0
                 var held = VersionVector()
@@ -168,8 +168,8 @@ import BreezeCore
             do {
                 let log = try EventLog.open(at: path)
                 defer { log.close() }
-                // verify: `breeze verify` (integrity, hashes, gaps, projections) belongs here once it exists;
-                // until then SQLite's integrity check, and the hash checks of every read below.
+                // SQLite's integrity check, then the hash checks of every read below (what `breeze verify`
+                // runs on a healthy copy; here the point is to classify where damage is caught).
                 let problems = (try? log.integrityCheck()) ?? ["integrity check failed to run"]
                 served = serve(log)
                 if !problems.isEmpty {

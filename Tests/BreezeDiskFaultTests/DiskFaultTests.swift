@@ -69,7 +69,8 @@ import BreezeStore
             let log = try EventLog.open(at: path)
             defer { log.close() }
             #expect(try log.integrityCheck().isEmpty, "round \(round)")
-            // verify: `breeze verify` (integrity, hashes, gaps) belongs here once it exists.
+            let report = try EventLog.verify(at: path)          // what `breeze verify` runs: hashes, gaps, heads, projection
+            #expect(report.isClean, "round \(round): \(report.problems.prefix(5).map(\.description))")
             var stored: [String: String] = [:]
             try log.forEach { stored["\($0.event.id)"] = $0.event.hashHex; return true }
             lost += acked.filter { stored[$0.key] != $0.value }.count

@@ -61,7 +61,8 @@ import BreezeStore
             let log = try rebooted(path, boot: "boot-b", anyAcked: !acked.isEmpty)
             defer { log.close() }
             #expect(try log.integrityCheck().isEmpty, "round \(round)")
-            // verify: `breeze verify` (integrity, hashes, gaps) belongs here once it exists.
+            let report = try EventLog.verify(at: path)          // what `breeze verify` runs: hashes, gaps, heads, projection
+            #expect(report.isClean, "round \(round): \(report.problems.prefix(5).map(\.description))")
             var stored: [String: String] = [:]
             var rows = 0
             try log.forEach { e in

@@ -75,7 +75,10 @@ struct FaultTests {
         #expect(ok, "no convergence: \(names.map { "\($0) \(c.count($0)) \(c.fingerprint($0) ?? "-")" }) acked \(acked.count)")
         let r = Self.check(c, names, acked)
         #expect(r.lost == 0 && r.duplicated == 0 && r.unexpected == 0)
-        // verify: run `breeze verify` on every replica here once it exists (another helper is adding it).
+        for n in names {                                 // hashes, gaps, vectors, conflicts, projection = rebuild
+            let v = c.verify(n)
+            #expect(v.code == 0, "breeze verify \(n): \(v.out)")
+        }
         var detected = 0
         for n in names {
             let log = c.logText(n)
@@ -145,7 +148,10 @@ struct FaultTests {
         #expect(late == 0, "cycles not converged within 10 s of the heal: \(late)")
         let r = Self.check(c, names, acked)
         #expect(r.lost == 0 && r.duplicated == 0 && r.unexpected == 0)
-        // verify: run `breeze verify` on every replica here once it exists (another helper is adding it).
+        for n in names {                                 // hashes, gaps, vectors, conflicts, projection = rebuild
+            let v = c.verify(n)
+            #expect(v.code == 0, "breeze verify \(n): \(v.out)")
+        }
         var cuts = 0, severed = 0
         for p in proxies.values {
             let s = p.stats()
@@ -234,7 +240,10 @@ struct FaultTests {
         #expect(flagged > 0, "no event arrived beyond the skew bound: the skew never fired")
         let r = Self.check(c, names, acked)
         #expect(r.lost == 0 && r.duplicated == 0 && r.unexpected == 0)
-        // verify: run `breeze verify` on every replica here once it exists (another helper is adding it).
+        for n in names {                                 // hashes, gaps, vectors, conflicts, projection = rebuild
+            let v = c.verify(n)
+            #expect(v.code == 0, "breeze verify \(n): \(v.out)")
+        }
         FaultRun.report("scenario=5 seed=\(seed) offsets=a:+48h,b:0,c:-6h(a later -6h) causal_writes=\(steps) "
                         + "writers=\(writers.joined()) acked=\(acked.count) fired=\(flagged) lww_lost=\(lost) "
                         + "backwards=\(backwards) lost=\(r.lost) duplicated=\(r.duplicated) unexpected=\(r.unexpected) "

@@ -1,0 +1,173 @@
+// Fuzz target: the handshake and the session state machine (`BreezeSync.SyncSession`), in either role.
+//
+// Input: byte 0 picks this side's role and scope, the peer's scope, and whether an honest peer (a real
+// session holding the secret) completes the handshake first; the rest is a script of steps: a message made
+// of raw bytes (decoded as the node would, or refused as garbage), a well-formed message from the peer
+// (vectors, events with valid hashes, acknowledgements, pings), or a call from the shell (offer, committed,
+// sendVectors, abort, storageFailed; log rows are offered only while the window has room, as the node
+// does). Checks, besides "no trap, no hang, no leak": without the honest
+// handshake the session never authenticates (proofs cannot be forged); it authenticates at most once; it
+// asks to store only events the grants let the peer write, and sends only events the peer may read; at
+// most `window` batches are unacknowledged; once closed it does nothing more.
+import BreezeCore
+import BreezeSync
+import FuzzSupport
+
+// Globals of main.swift are set by top-level code, which never runs under libFuzzer's main: keep
+// constants in static properties (initialised lazily) instead.
+enum Fixed {
+    static let clusterSecret = [UInt8](repeating: 0x5A, count: 32)
+    static let streams: [StreamID] = [.public, .user("ana"), .user("bo"), .health("ana")]
+}
+
+func config(replica: UInt64, scope: Scope) -> SyncSession.Config {
+    let secret: [UInt8]
+    switch scope {
+    case .cluster: secret = Fixed.clusterSecret
+    case .user(let id): secret = Scope.userKey(clusterSecret: Fixed.clusterSecret, user: id)
+    }
+    var c = SyncSession.Config(replica: ReplicaID(rawValue: replica), scope: scope, secret: secret)
+    c.batchEvents = 3
+    c.batchBytes = 1 << 20   // batches cut by count only: with cuts by size one step may exceed the window (sync.md 6.3)
+    c.window = 2
+    return c
+}
+
+/// A valid event (correct hash) whose fields come from the input.
+func event(_ input: inout FuzzInput) -> Event {
+    let stream = Fixed.streams[Int(input.byte()) % Fixed.streams.count]
+    let id = EventID(origin: Origin(replica: ReplicaID(rawValue: UInt64(input.byte() % 4) + 1), epoch: UInt32(input.byte() % 3)),
+                     counter: UInt64(input.byte()))
+    let body: EventBody = input.byte() & 1 == 0 ? .favouriteAdd(sensor: "s\(input.byte())")
+        : .reading(Reading(source: "f", sensor: "s", time: Int64(input.byte()), values: [Measurement("pm25", 1)]))
+    return Event(stream: stream, id: id, hlc: HLC(rawValue: UInt64(input.u16())), body: body)
+}
+
+func vectors(_ input: inout FuzzInput) -> [StreamID: VersionVector] {
+    var out: [StreamID: VersionVector] = [:]
+    for _ in 0..<Int(input.byte() % 4) {
+        var v = VersionVector()
+        v.advance(to: EventID(origin: Origin(replica: ReplicaID(rawValue: UInt64(input.byte() % 4) + 1), epoch: 0),
+                              counter: UInt64(input.byte())))
+        out[Fixed.streams[Int(input.byte()) % Fixed.streams.count]] = v
+    }
+    return out
+}
+
+/// The session under test and what it did so far.
+struct Harness {
+    var session: SyncSession
+    var authenticatedCount = 0
+    var closed = false
+
+    /// Runs one step's actions through the checks; returns the messages it sent.
+    @discardableResult
+    mutating func check(_ actions: [SyncSession.Action]) -> [Message] {
+        if closed { require(actions.isEmpty, "a closed session acted: \(actions)") }
+        var sent: [Message] = []
+        for a in actions {
+            switch a {
+            case .send(let m):
+                sent.append(m)
+                if case .events(_, let events) = m {
+                    for e in events {
+                        require(session.grants?.peerMayRead(e.stream) == true, "sent \(e.stream), which the peer may not read")
+                    }
+                }
+            case .close:
+                closed = true
+                require(session.state == .closed, "closed but state \(session.state)")
+            case .authenticated:
+                authenticatedCount += 1
+                require(authenticatedCount == 1, "authenticated twice")
+            case .ingest(_, let events):
+                require(session.state == .ready, "ingest in state \(session.state)")
+                for e in events {
+                    require(session.grants?.peerMayWrite(e.stream) == true, "asked to store \(e.stream), which the peer may not write")
+                }
+            case .rescan, .resendVectors:
+                require(session.state == .ready, "\(a) in state \(session.state)")
+            }
+        }
+        require(session.unacknowledged <= session.config.window, "\(session.unacknowledged) batches in flight")
+        return sent
+    }
+
+    mutating func receive(_ m: Message) { let a = session.receive(m); check(a) }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    var input = FuzzInput(data, size)
+    let setup = input.byte()
+    let role: SyncSession.Role = setup & 1 == 0 ? .server : .client
+    let honest = setup & 2 != 0
+    let scope: Scope = setup & 4 == 0 ? .cluster : .user("ana")
+    let peerScope: Scope = setup & 8 == 0 ? .cluster : .user("ana")
+    var h = Harness(session: SyncSession(role: role, config: config(replica: 1, scope: scope),
+                                         nonce: [UInt8](repeating: 1, count: Message.nonceLength)))
+    var toPeer = h.check(h.session.start())
+
+    if honest {
+        var peer = SyncSession(role: role == .client ? .server : .client, config: config(replica: 2, scope: peerScope),
+                               nonce: [UInt8](repeating: 2, count: Message.nonceLength))
+        var toSession: [Message] = []
+        for case .send(let m) in peer.start() { toSession.append(m) }
+        while !toPeer.isEmpty || !toSession.isEmpty {
+            for m in toPeer { for case .send(let r) in peer.receive(m) { toSession.append(r) } }
+            toPeer = []
+            for m in toSession {
+                let actions = h.session.receive(m)
+                toPeer += h.check(actions)
+                if actions.contains(where: { if case .authenticated = $0 { return true } else { return false } }) {
+                    h.check(h.session.sendVectors(local: [:]))
+                }
+            }
+            toSession = []
+        }
+        require(h.session.state == .ready, "an honest handshake (\(scope) with \(peerScope)) did not complete: \(h.session.state)")
+    }
+
+    var steps = 0
+    while !input.isAtEnd && steps < 256 {
+        steps += 1
+        switch input.byte() % 9 {
+        case 0:
+            let length = Int(input.byte())
+            let type = input.byte()
+            let payload = input.take(length)
+            do { h.receive(try Message.decode(type: type, payload: payload, range: 0..<payload.count)) } catch {
+                h.check(h.session.receiveGarbage(FrameError(code: .malformed, error.description)))
+            }
+        case 1:
+            h.receive(.events(batch: UInt64(input.byte()), events: (0..<Int(input.byte() % 6)).map { _ in event(&input) }))
+        case 2:
+            h.receive(.vectors(vectors(&input).sorted { $0.key < $1.key }.map { StreamVector(stream: $0.key, vector: $0.value) }))
+        case 3:
+            h.receive(.ack(batch: UInt64(input.byte() % 8), inserted: UInt32(input.byte()), duplicates: 0))
+        case 4:
+            h.receive(input.byte() & 1 == 0 ? .ping(UInt64(input.byte())) : .pong(UInt64(input.byte())))
+        case 5:
+            h.check(h.session.committed(batch: UInt64(input.byte()), inserted: Int(input.byte()), duplicates: Int(input.byte()),
+                                        gaps: Int(input.byte() % 2), nowMillis: UInt64(input.u16()) * 100))
+        case 6:
+            // As the node does: log rows only while the window has room, at most `readLimit` of them.
+            guard h.session.wantsEvents else { continue }
+            var seq = h.session.cursor
+            let entries = (0..<min(Int(input.byte() % 8), h.session.readLimit)).map { _ -> (seq: Int64, event: Event) in
+                seq += 1
+                return (seq, event(&input))
+            }
+            h.check(h.session.offer(entries, scannedTo: seq + Int64(input.byte() % 3)))
+        case 7:
+            h.check(h.session.sendVectors(local: vectors(&input)))
+        default:
+            h.check(input.byte() & 1 == 0 ? h.session.abort(.shutdown, "fuzz") : h.session.storageFailed("fuzz"))
+        }
+        if !honest {
+            require(h.session.state != .ready && h.authenticatedCount == 0,
+                    "authenticated without the secret (role \(role), \(scope))")
+        }
+    }
+    return 0
+}
