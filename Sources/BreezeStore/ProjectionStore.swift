@@ -14,7 +14,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 3
+    public static let projectionVersion: Int64 = 4
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
 
@@ -134,7 +134,10 @@ extension EventLog {
                   let body = try? e.body() else { continue }
             switch body {
             case .reading(let r):
-                let values = r.values.compactMap { $0.value.isFinite ? ($0.quantity, $0.value) : nil }
+                // Labelled as the group holds them: an unlabelled tuple array would be converted element by element.
+                let values: [(quantity: String, value: Double)] = r.values.compactMap {
+                    $0.value.isFinite ? (quantity: $0.quantity, value: $0.value) : nil
+                }
                 guard !values.isEmpty else { continue }
                 pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
                     .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: values))

@@ -65,7 +65,7 @@ enum Schema {
             PRIMARY KEY(source, sensor)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS proj_readings\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, hour INTEGER NOT NULL,
             data BLOB NOT NULL,   -- ReadingBucket: per (time, quantity) in the hour, the winning value and its stamp
-            PRIMARY KEY(source, sensor, hour)) WITHOUT ROWID;
+            PRIMARY KEY(source, sensor, hour));   -- a rowid table: buckets of a few KiB fit its pages, not an index's
         CREATE TABLE IF NOT EXISTS proj_facts\(suffix)(kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(kind, key)) WITHOUT ROWID;

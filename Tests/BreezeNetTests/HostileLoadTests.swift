@@ -262,7 +262,7 @@ func median(_ xs: [Double]) -> Double {
     return s.isEmpty ? 0 : s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
 }
 
-func fmt(_ x: Double) -> String { String(format: "%.2f", x) }
+// `fmt` (seconds with two decimals) is FaultTests.swift's.
 
 func connectTCP(_ address: String) -> Int32? {
     let parts = address.split(separator: ":")
