@@ -21,7 +21,7 @@ demo=${BREEZE_DEMO_DIR:-$root/demo}
 quick=${BREEZE_DEMO_QUICK:-0}
 timeout=${BREEZE_DEMO_TIMEOUT:-60}
 user=ana
-total=10
+total=9
 step_no=0
 step_name=""
 log_hint=""
@@ -238,6 +238,12 @@ show --db "$demo/phone.db" --user "$user" replay --until "$sync_seq" "${sheet[@]
 echo
 show --db "$demo/phone.db" --user "$user" replay --until 2100-01-01T00:00:00Z "${sheet[@]}"
 echo
+echo "replay --step from just before the phone's edits: what each event did to the sheet (favourite) and to"
+echo "the climate screen (unit; only the unit lines shown), in the phone's log order:"
+show --db "$demo/phone.db" --user "$user" replay --step --from "$((sync_seq - 4))" "${sheet[@]}"
+show --db "$demo/phone.db" --user "$user" replay --step --from "$((sync_seq - 4))" --screen climate \
+  --sensor GHCND:USC00381770 --date 2020-07-04 | grep -E '^(replay|seq)|/unit:'
+echo
 show diff "$demo/phone.db" "$demo/tablet.db" || fail "breeze diff found the devices different"
 
 step "stopping the nodes"
@@ -250,6 +256,6 @@ cat <<TXT
   $breeze --db $demo/server.db status
   $breeze --db $demo/phone.db --user $user screen detail --sensor 149970 --now 2023-10-26T18:00:00Z
   $breeze --db $demo/phone.db --user $user explain favourite 87173
-  $breeze --db $demo/phone.db --user $user replay --until $sync_seq --step --from $((sync_seq - 3)) --screen sheet --sensor 149970
+  $breeze --db $demo/phone.db --user $user replay --step --from $((sync_seq - 4)) --screen sheet --sensor 149970 --now 2023-10-26T18:00:00Z
   $breeze diff $demo/server.db $demo/phone.db
 TXT
