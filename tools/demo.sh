@@ -11,7 +11,7 @@
 # Environment (used by the test suite's short run, Tests/BreezeCLITests/DemoTests.swift):
 #   BREEZE_DEMO_BIN=DIR    use the `breeze` in DIR; skip the set-up and the release build
 #   BREEZE_DEMO_DIR=DIR    where the databases and logs go (default: demo/ in the repository)
-#   BREEZE_DEMO_QUICK=1    smaller imports (a day of glucose, one month of temperatures)
+#   BREEZE_DEMO_QUICK=1    smaller imports (the first 2,000 glucose readings, the temperatures of every July 4)
 #   BREEZE_DEMO_TIMEOUT=S  seconds to wait for catching up and for convergence (default 60)
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
@@ -103,10 +103,13 @@ if [[ -n ${BREEZE_DEMO_BIN:-} ]]; then
   breeze=$BREEZE_DEMO_BIN/breeze
   [[ -x $breeze ]] || { echo "BREEZE_DEMO_BIN: no executable $breeze" >&2; exit 1; }
 else
-  step "set-up and release build (the first build takes a few minutes)"
+  step "set-up and release build (the first build takes a few minutes)" "$root/.build/demo-build.log"
   source tools/setup.sh
   breeze_setup
-  swift build -c release --product breeze 2>&1 | tail -n 1 || fail "swift build -c release failed"
+  mkdir -p .build
+  # The whole output goes to .build/demo-build.log; shown here: any error, and the last line.
+  swift build -c release --product breeze 2>&1 | tee .build/demo-build.log | sed -n '/error:/p;$p' \
+    || fail "swift build -c release failed"
   breeze="$(swift build -c release --show-bin-path)/breeze"
 fi
 started=$SECONDS

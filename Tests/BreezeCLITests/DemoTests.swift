@@ -13,7 +13,7 @@ struct DemoTests {
     /// Starts the demo in `dir` (quick mode, the products directory's `breeze`); stderr goes to `dir/stderr`.
     static func start(_ dir: TempDir) -> Child {
         Child("/usr/bin/env", ["BREEZE_DEMO_BIN=\(productsDirectory())", "BREEZE_DEMO_DIR=\(dir.path)/demo",
-                               "BREEZE_DEMO_QUICK=1", "BREEZE_DEMO_TIMEOUT=20", "bash", root + "/tools/demo.sh"],
+                               "BREEZE_DEMO_QUICK=1", "bash", root + "/tools/demo.sh"],
               stderrPath: dir.file("stderr"))
     }
 
