@@ -33,7 +33,12 @@ struct DemoTests {
         let dir = TempDir()
         let demo = Self.start(dir)
         var lines: [String] = []
-        while let l = demo.readLine() { lines.append(l) }
+        // Up to the last step's summary (not to end of file: a child another test spawns at the same instant may
+        // inherit the pipe before it is marked close-on-exec and hold it open); then the script's own exit.
+        while let l = demo.readLine() {
+            lines.append(l)
+            if l.hasPrefix("Done in ") { break }
+        }
         let code = demo.wait()
         let all = lines.joined(separator: "\n")
         #expect(code == 0, "exit \(code)\n\(all)\n\(Self.text(dir.file("stderr")))")
@@ -83,7 +88,6 @@ struct DemoTests {
             lines.append(l)
             if l.hasPrefix("server: pid ") { demo.signal(SIGINT); break }   // while the server imports
         }
-        while let l = demo.readLine() { lines.append(l) }
         let code = demo.wait()
         #expect(code != 0)
         #expect(Self.text(dir.file("stderr")).contains("interrupted: stopping the nodes"))
