@@ -1,0 +1,100 @@
+import Testing
+import BreezeTestSupport
+@preconcurrency import Glibc
+
+/// `tools/demo.sh` end to end, short version: the debug `breeze`, smaller imports, three real node processes.
+struct DemoTests {
+    static var root: String {
+        var dir = #filePath
+        for _ in 0..<3 { dir = String(dir[..<dir.lastIndex(of: "/")!]) }
+        return dir
+    }
+
+    /// Starts the demo in `dir` (quick mode, the products directory's `breeze`); stderr goes to `dir/stderr`.
+    static func start(_ dir: TempDir) -> Child {
+        Child("/usr/bin/env", ["BREEZE_DEMO_BIN=\(productsDirectory())", "BREEZE_DEMO_DIR=\(dir.path)/demo",
+                               "BREEZE_DEMO_QUICK=1", "bash", root + "/tools/demo.sh"],
+              stderrPath: dir.file("stderr"))
+    }
+
+    /// The pids the demo printed for its nodes (`server: pid 123, ...`).
+    static func pids(_ lines: [String]) -> [pid_t] {
+        lines.compactMap { line -> pid_t? in
+            guard let r = line.range(of: ": pid "), ["server", "phone", "tablet"].contains(String(line[..<r.lowerBound])) else { return nil }
+            return pid_t(line[r.upperBound...].prefix { $0.isNumber })
+        }
+    }
+
+    static func gone(_ pid: pid_t) -> Bool { kill(pid, 0) == -1 && errno == ESRCH }
+
+    static func text(_ path: String) -> String { String(decoding: readFileBytes(path), as: UTF8.self) }
+
+    @Test func theDemoConvergesShowsIdenticalScreensExplainsTheWinnerAndLeavesNoProcess() throws {
+        let dir = TempDir()
+        let demo = Self.start(dir)
+        var lines: [String] = []
+        // Up to the last step's summary (not to end of file: a child another test spawns at the same instant may
+        // inherit the pipe before it is marked close-on-exec and hold it open); then the script's own exit.
+        while let l = demo.readLine() {
+            lines.append(l)
+            if l.hasPrefix("Done in ") { break }
+        }
+        let code = demo.wait()
+        let all = lines.joined(separator: "\n")
+        #expect(code == 0, "exit \(code)\n\(all)\n\(Self.text(dir.file("stderr")))")
+        #expect(lines.filter { $0.hasPrefix("==> step ") }.count == 8)
+        // Convergence: the line, and the three state hashes printed equal.
+        let converged = lines.first { $0.hasPrefix("converged: server, phone and tablet hold the same events") }
+        #expect(converged != nil, "\(all)")
+        let hashes = lines.filter { $0.hasPrefix("          state hash ") }
+        #expect(hashes.count == 3 && Set(hashes).count == 1, "\(hashes)")
+        // Every screen compared, identical; and the read models written by the demo really are equal and real.
+        let screens = ["map", "detail", "nearby", "alerts", "pollen", "climate", "biomarker"]
+        for s in screens {
+            #expect(lines.contains { $0.hasPrefix("  \(s) ") && $0.hasSuffix("identical") }, "\(s)")
+            let phone = readFileBytes(dir.file("demo/screens/phone.\(s).json"))
+            #expect(phone.count > 50 && phone == readFileBytes(dir.file("demo/screens/tablet.\(s).json")), "\(s)")
+        }
+        #expect(!all.contains("DIFFERENT"))
+        #expect(all.contains("Last 24 hours") && all.contains("Burdens Creek") && all.contains("Blood Glucose"))
+        // explain names the tablet's later unit write as the winner over the phone's concurrent one.
+        let replicas = lines.first { $0.hasPrefix("server is replica ") } ?? ""
+        let ids = replicas.split(separator: ";").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+        #expect(ids.count >= 3, "\(replicas)")
+        if ids.count >= 3 {
+            let (phone, tablet) = (ids[1], ids[2])
+            #expect(lines.contains { $0.hasPrefix("  won   celsius: unit.set event \(tablet).1:") }, "\(all)")
+            #expect(lines.contains { $0.hasPrefix("  lost  fahrenheit: unit.set event \(phone).1:") })
+            #expect(lines.contains { $0.hasPrefix("  won   moderate: alert.set event \(tablet).1:") })
+            #expect(lines.contains { $0.hasPrefix("  why: present because add \(tablet).1:1 was not observed by remove \(phone).1:1") })
+        }
+        // replay: the favourite is off at the sync point, on after it.
+        #expect(lines.contains("☆ South Troy #2 (purpleair:149970)") && lines.contains("★ South Troy #2 (purpleair:149970)"))
+        // No node left behind: each pid printed is gone and each database records a clean stop.
+        let pids = Self.pids(lines)
+        #expect(pids.count == 5, "\(pids)")
+        for p in pids { #expect(Self.gone(p), "node pid \(p) still runs") }
+        for n in ["server", "phone", "tablet"] {
+            let status = runProgram(productsDirectory() + "/breeze", ["--db", dir.file("demo/\(n).db"), "status"])
+            #expect(status.out.contains("stopped cleanly"), "\(n): \(status.out)")
+        }
+    }
+
+    @Test func ctrlCStopsTheNodes() throws {
+        let dir = TempDir()
+        let demo = Self.start(dir)
+        var lines: [String] = []
+        while let l = demo.readLine() {
+            lines.append(l)
+            if l.hasPrefix("server: pid ") { demo.signal(SIGINT); break }   // while the server imports
+        }
+        let code = demo.wait()
+        #expect(code != 0)
+        #expect(Self.text(dir.file("stderr")).contains("interrupted: stopping the nodes"))
+        let pids = Self.pids(lines)
+        #expect(pids.count == 1, "\(lines)")
+        for p in pids { #expect(Self.gone(p), "node pid \(p) still runs") }
+        let status = runProgram(productsDirectory() + "/breeze", ["--db", dir.file("demo/server.db"), "status"])
+        #expect(status.out.contains("stopped cleanly"), "\(status.out)")
+    }
+}
