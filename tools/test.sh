@@ -15,12 +15,12 @@ if [[ $status -ne 0 ]]; then
   echo "==> FAILED (exit $status); failing tests:"
   grep -E '✘' .build/test-output.txt | head -50 || true
 fi
-# Fault tier, fuzzing (issue 7, scenario 6): every libFuzzer target for BREEZE_FUZZ_TIME seconds (default 30),
+# Fault tier, fuzzing (issue 7, scenario 6): every libFuzzer target for BREEZE_FUZZ_TIME seconds (default 15),
 # two at a time; BREEZE_FUZZ_TIME=0 skips it. The other scenarios' FAULT lines are in the test output above.
-if [[ ${BREEZE_FUZZ_TIME:-30} != 0 ]]; then
+if [[ ${BREEZE_FUZZ_TIME:-15} != 0 ]]; then
   echo "==> fuzzing (tools/fuzz.sh)"
   set +e
-  bash tools/fuzz.sh --time "${BREEZE_FUZZ_TIME:-30}" 2>&1 | tee .build/fuzz-output.txt
+  bash tools/fuzz.sh --time "${BREEZE_FUZZ_TIME:-15}" 2>&1 | tee .build/fuzz-output.txt
   fuzz_status=${PIPESTATUS[0]}
   set -e
   ((status == 0)) && status=$fuzz_status

@@ -51,6 +51,12 @@ extension EventLog {
             let startedStale = (try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0)
                 != EventLog.projectionVersion
             try db.writeTransaction { try db.execute(Schema.projectionDDL(suffix: suffix)) }
+            // The shadow tables are derived and private until the swap: their chunks commit without an fsync
+            // each (WAL with synchronous=NORMAL still never corrupts the file; a crash only loses shadow rows, and
+            // the next rebuild starts afresh). The swap below commits with the configured durability.
+            let synchronous = try db.scalarInt("PRAGMA synchronous") ?? 2
+            if synchronous > 1 { try db.execute("PRAGMA synchronous = NORMAL") }
+            defer { if synchronous > 1 { try? db.execute("PRAGMA synchronous = \(synchronous)") } }
             var after: Int64 = 0, total = 0
             var written: Set<BucketKey>? = []       // buckets this rebuild wrote: any other is not in its tables yet
             while true {
@@ -62,6 +68,7 @@ extension EventLog {
                 after = last
                 progress(total)
             }
+            if synchronous > 1 { try db.execute("PRAGMA synchronous = \(synchronous)") }
             try db.writeTransaction {
                 let version = try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0
                 if startedStale && version == EventLog.projectionVersion {
