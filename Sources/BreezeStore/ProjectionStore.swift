@@ -108,8 +108,6 @@ extension EventLog {
     /// `written`, given by a rebuild (whose shadow tables start empty and are its own), holds the buckets it
     /// has written: a bucket not in it need not be looked up. Catch-up passes nil and looks every one up.
     private func applyProjection(afterSeq: Int64, suffix: String, written: inout Set<BucketKey>?) throws -> (Int, Int64) {
-        let rows = try page(afterSeq: afterSeq, limit: EventLog.projectionChunk, maxBytes: 64 << 20)
-        guard let last = rows.last?.seq else { return (0, afterSeq) }
         // Readings go to hour buckets (`ReadingBucket`): this page's values are grouped per bucket first, then
         // each touched bucket is read once, merged and written once, in key order (B-tree locality).
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
@@ -135,17 +133,16 @@ extension EventLog {
             try s.bind(first + 2, Int64(e.id.origin.epoch))
             try s.bind(first + 3, Int64(bitPattern: e.id.counter ^ (1 << 63)))
         }
-        for row in rows {
-            let e = row.event
+        func apply(_ e: Event) throws {
             guard EventBody.factTypes.contains(e.type), EventBody.type(e.type, belongsIn: e.stream),
-                  let body = try? e.body() else { continue }
+                  let body = try? e.body() else { return }
             switch body {
             case .reading(let r):
                 // Labelled as the group holds them: an unlabelled tuple array would be converted element by element.
                 let values: [(quantity: String, value: Double)] = r.values.compactMap {
                     $0.value.isFinite ? (quantity: $0.quantity, value: $0.value) : nil
                 }
-                guard !values.isEmpty else { continue }
+                guard !values.isEmpty else { return }
                 pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
                     .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: values))
             case .sensorRegistered(let s):
@@ -160,7 +157,7 @@ extension EventLog {
                 try bindStamp(upsertSensor, 8, e)
                 try upsertSensor.run()
             default:
-                guard let (kind, key) = body.projectionFactKey(stream: e.stream) else { continue }
+                guard let (kind, key) = body.projectionFactKey(stream: e.stream) else { return }
                 upsertFact.reset()
                 try upsertFact.bind(1, kind)
                 try upsertFact.bind(2, key)
@@ -169,6 +166,15 @@ extension EventLog {
                 try upsertFact.run()
             }
         }
+        // Events are read a page at a time (few live at once) while their values gather in `pending`.
+        var count = 0, last = afterSeq
+        try forEach(afterSeq: afterSeq, pageSize: 2048) { row in
+            try apply(row.event)
+            count += 1
+            last = row.seq
+            return count < EventLog.projectionChunk
+        }
+        guard count > 0 else { return (0, afterSeq) }
         for key in pending.keys.sorted() {
             var groups = pending[key]!
             let mayExist = written?.insert(key).inserted == false || written == nil
@@ -189,7 +195,7 @@ extension EventLog {
             try writeBucket.bind(4, ReadingBucket(merging: groups).encoded)
             try writeBucket.run()
         }
-        return (rows.count, last)
+        return (count, last)
     }
 
     // MARK: Queries (screens read these)
