@@ -131,6 +131,28 @@ public enum EventBody: Hashable, Sendable {
         return (type, 1, w.bytes)
     }
 
+    /// A `reading` payload decoded straight to what the facts projection keeps (its finite values, labelled),
+    /// without building `Reading` and `Measurement`s; nil whenever `decode` would not give a `.reading` (another
+    /// type or version, or a malformed payload). The layout is the `reading` case of `decode`;
+    /// `CodecTests.theReadingFastPathAgreesWithDecode` checks that they agree.
+    public static func readingValues(type: String, version: UInt16, payload: [UInt8])
+        -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
+        guard type == "reading", knownTypes[type] == version else { return nil }
+        var r = ByteReader(payload)
+        do throws(DecodingError) {
+            let source = try r.string(), sensor = try r.string(), time = try r.zigzag()
+            let n = try r.count(limit: r.remaining)
+            var values: [(quantity: String, value: Double)] = []
+            values.reserveCapacity(n)
+            for _ in 0..<n {
+                let quantity = try r.string(), value = try r.f64()
+                if value.isFinite { values.append((quantity, value)) }
+            }
+            try r.expectEnd(type)
+            return (source, sensor, time, values)
+        } catch { return nil }
+    }
+
     /// Decodes a payload. Unknown types and versions give `.unknown`; a known type whose payload does not
     /// parse throws.
     public static func decode(type: String, version: UInt16, payload: [UInt8]) throws(DecodingError) -> EventBody {

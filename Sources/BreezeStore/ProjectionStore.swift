@@ -134,17 +134,18 @@ extension EventLog {
             try s.bind(first + 3, Int64(bitPattern: e.id.counter ^ (1 << 63)))
         }
         func apply(_ e: Event) throws {
+            // Readings, nearly every event, take the fast path: payload straight to a bucket group.
+            if let r = EventBody.readingValues(type: e.type, version: e.schemaVersion, payload: e.payload) {
+                guard EventBody.type(e.type, belongsIn: e.stream), !r.values.isEmpty else { return }
+                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
+                    .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: r.values))
+                return
+            }
             guard EventBody.factTypes.contains(e.type), EventBody.type(e.type, belongsIn: e.stream),
                   let body = try? e.body() else { return }
             switch body {
-            case .reading(let r):
-                // Labelled as the group holds them: an unlabelled tuple array would be converted element by element.
-                let values: [(quantity: String, value: Double)] = r.values.compactMap {
-                    $0.value.isFinite ? (quantity: $0.quantity, value: $0.value) : nil
-                }
-                guard !values.isEmpty else { return }
-                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
-                    .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: values))
+            case .reading:
+                return                                      // a reading `readingValues` refused does not decode either
             case .sensorRegistered(let s):
                 upsertSensor.reset()
                 try upsertSensor.bind(1, s.source)

@@ -56,6 +56,35 @@ struct CodecTests {
         }
     }
 
+    @Test func theReadingFastPathAgreesWithDecode() throws {
+        var rng = SeededRandom(seed: 11)
+        let names = ["pm25_cf1_a", "pm25_cf1_b", "humidity", "temperature", "pm25", "Zürich ☁️"]
+        for _ in 0..<300 {
+            let values = (0..<Int.random(in: 0...8, using: &rng)).map { _ in
+                Measurement(names.randomElement(using: &rng)!,
+                            [Double.nan, .infinity, -1.5, 0, 12.25].randomElement(using: &rng)! * Double(Int.random(in: 1...3, using: &rng)))
+            }
+            let body = EventBody.reading(Reading(source: "purpleair", sensor: String(Int.random(in: 1...999, using: &rng)),
+                                                 time: Int64.random(in: -100_000...2_000_000_000, using: &rng), values: values))
+            let (type, version, payload) = body.encode()
+            guard case .reading(let r) = try EventBody.decode(type: type, version: version, payload: payload),
+                  let fast = EventBody.readingValues(type: type, version: version, payload: payload) else {
+                Issue.record("\(body) did not decode"); continue
+            }
+            #expect(fast.source == r.source && fast.sensor == r.sensor && fast.time == r.time)
+            #expect(fast.values.map(\.quantity) == r.values.filter { $0.value.isFinite }.map(\.quantity))
+            #expect(fast.values.map(\.value) == r.values.filter { $0.value.isFinite }.map(\.value))
+            // Whatever `decode` refuses, the fast path refuses too: truncated, padded, another version or type.
+            for bad in [Array(payload.dropLast()), payload + [0]] where !payload.isEmpty {
+                let general = try? EventBody.decode(type: type, version: version, payload: bad)
+                let isReading: Bool = { if case .reading = general { return true } else { return false } }()
+                #expect((EventBody.readingValues(type: type, version: version, payload: bad) != nil) == isReading)
+            }
+            #expect(EventBody.readingValues(type: type, version: version + 1, payload: payload) == nil)
+            #expect(EventBody.readingValues(type: "favourite.add", version: version, payload: payload) == nil)
+        }
+    }
+
     @Test func everyBodyRoundTripsThroughTheEventEncoding() throws {
         for (i, (stream, body)) in Self.bodies.enumerated() {
             let e = Event(stream: stream, id: EventID(origin: Self.origin, counter: UInt64(i + 1)),
