@@ -23,13 +23,13 @@ public enum BreezeCLI {
           log [--stream S] [--type T] [--origin R] [--since X] [--until X] [--limit N] [--follow]
                                                 the events, oldest first (X: SEQ, HLC or ISO8601); --follow waits for more
           verify                                check a database's integrity (hashes, gaps, conflicts, projection)
-          export [--stream S] [--since X] [--out FILE]
+          export [--stream S] [--since X] [--until X] [--out FILE]
                                                 the events as JSON Lines, byte for byte (`import jsonl FILE` reads them)
           import FORMAT FILE... [--sensor ID] [--at LAT,LON] [--unit U] [--station ID]
                                                 import real data (run `breeze import --help` for formats)
           screen NAME [--user ID] [--at LAT,LON] [--sensor ID] [--now ISO8601] ...
                                                 a screen's read model (run `breeze screen --help`)
-          replay --until SEQ|HLC|ISO8601 --screen NAME [--step] [screen options]
+          replay --until X | --step [--from X] [--until X]  --screen NAME [screen options]
                                                 a screen as it was at a point of the log; --step: what each event changed
           explain favourite S|watch S|unit|alert [F]|source SRC [F]|target TYPE
                                                 which events decided a setting, which won and why

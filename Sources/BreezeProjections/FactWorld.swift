@@ -25,7 +25,9 @@ public struct FactWorld: WorldReader, Equatable {
             sensorRegs[k] = .merge(sensorRegs[k], LWWRegister(s, stamp: stamp))
         case .reading(let r):
             let k = r.source + "\u{0}" + r.sensor
-            for m in r.values where m.value.isFinite {
+            // Backwards: a quantity an event gives twice keeps its last value, as in the SQLite projection
+            // (`ReadingBucket`), because on an equal stamp the register already held is kept.
+            for m in r.values.reversed() where m.value.isFinite {
                 points[k, default: [:]][r.time, default: [:]][m.quantity] =
                     .merge(points[k]?[r.time]?[m.quantity], LWWRegister(m.value, stamp: stamp))
             }

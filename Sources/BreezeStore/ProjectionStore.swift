@@ -29,7 +29,7 @@ extension EventLog {
             while true {
                 let n = try db.writeTransaction { () throws -> Int in
                     let from = try db.cached("SELECT value FROM meta WHERE key = 'proj_seq'").first { $0.int(0) } ?? 0
-                    var lookUpAll: Set<BucketKey>? = nil
+                    var lookUpAll: Set<Int>? = nil
                     let (n, last) = try applyProjection(afterSeq: from, suffix: "", written: &lookUpAll)
                     if n > 0 { try setMeta("proj_seq", last) }
                     return n
@@ -37,6 +37,9 @@ extension EventLog {
                 total += n
                 if n > 0 { progress(total) } else { return total }     // a page can be cut by size: go on until empty
             }
+        } catch is ProjectionDamage {
+            // The tables are derived: a damaged row is repaired by rebuilding them from the log.
+            return try rebuildProjection(progress: progress)
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -58,11 +61,19 @@ extension EventLog {
             if synchronous > 1 { try db.execute("PRAGMA synchronous = NORMAL") }
             defer { if synchronous > 1 { try? db.execute("PRAGMA synchronous = \(synchronous)") } }
             var after: Int64 = 0, total = 0
-            var written: Set<BucketKey>? = []       // buckets this rebuild wrote: any other is not in its tables yet
+            // Hashes of the buckets this rebuild wrote: any other is not in its tables yet (a collision only costs
+            // a look-up). Hashes rather than keys keep this small for years of readings.
+            var written: Set<Int>? = []
+            func shadowTablesGone() throws -> Bool {
+                // Another process's swap drops every other rebuild's tables (see below): it finished first.
+                (try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'proj_readings\(suffix)'") ?? 0) == 0
+            }
             while true {
                 let (n, last) = try db.writeTransaction { () throws -> (Int, Int64) in
-                    try applyProjection(afterSeq: after, suffix: suffix, written: &written)
+                    if try shadowTablesGone() { return (-1, after) }
+                    return try applyProjection(afterSeq: after, suffix: suffix, written: &written)
                 }
+                if n < 0 { return total }
                 if n == 0 { break }
                 total += n
                 after = last
@@ -70,6 +81,7 @@ extension EventLog {
             }
             if synchronous > 1 { try db.execute("PRAGMA synchronous = \(synchronous)") }
             try db.writeTransaction {
+                if try shadowTablesGone() { return }
                 let version = try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0
                 if startedStale && version == EventLog.projectionVersion {
                     // Another process finished the rebuild this one was started for: keep its tables.
@@ -85,6 +97,12 @@ extension EventLog {
                 for t in EventLog.projectionTables {
                     try db.execute("DROP TABLE \(t); ALTER TABLE \(t)\(suffix) RENAME TO \(t)")
                 }
+                // Shadow tables left by a rebuild that was killed (or is still running: it stops at its next
+                // chunk, finding its tables gone) would otherwise stay in the file for good.
+                let q = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'proj\\_%\\_next\\_%' ESCAPE '\\'")
+                var orphans: [String] = []
+                while try q.step() { orphans.append(q.text(0)) }
+                for name in orphans { try db.execute("DROP TABLE \"\(name)\"") }
                 try setMeta("proj_seq", after)
                 try setMeta("proj_version", EventLog.projectionVersion)
             }
@@ -93,6 +111,14 @@ extension EventLog {
             for t in EventLog.projectionTables { try? db.execute("DROP TABLE IF EXISTS \(t)\(suffix)") }
             throw StoreError.from(error, path: path)
         }
+    }
+
+    /// A damaged projection row found by a reader: the projection is marked for a rebuild (derived data; the
+    /// log is intact), which the next catch-up runs; a read-only connection just reports it.
+    private func projectionDamaged(_ source: String, _ sensor: String, _ e: DecodingError) -> StoreError {
+        try? db.execute("UPDATE meta SET value = 0 WHERE key = 'proj_version'")
+        return StoreError(.corrupt, "\(path): the projected readings of \(source):\(sensor) are damaged (\(e)); the projection "
+                          + "is rebuilt from the log (which is intact) by the next command that reads it")
     }
 
     private func setMeta(_ key: String, _ value: Int64) throws {
@@ -107,7 +133,7 @@ extension EventLog {
     ///
     /// `written`, given by a rebuild (whose shadow tables start empty and are its own), holds the buckets it
     /// has written: a bucket not in it need not be looked up. Catch-up passes nil and looks every one up.
-    private func applyProjection(afterSeq: Int64, suffix: String, written: inout Set<BucketKey>?) throws -> (Int, Int64) {
+    private func applyProjection(afterSeq: Int64, suffix: String, written: inout Set<Int>?) throws -> (Int, Int64) {
         // Readings go to hour buckets (`ReadingBucket`): this page's values are grouped per bucket first, then
         // each touched bucket is read once, merged and written once, in key order (B-tree locality).
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
@@ -178,16 +204,13 @@ extension EventLog {
         guard count > 0 else { return (0, afterSeq) }
         for key in pending.keys.sorted() {
             var groups = pending[key]!
-            let mayExist = written?.insert(key).inserted == false || written == nil
+            let mayExist = written?.insert(key.hashValue).inserted == false || written == nil
             selectBucket.reset()
             try selectBucket.bind(1, key.source)
             try selectBucket.bind(2, key.sensor)
             try selectBucket.bind(3, key.hour)
             if mayExist, let stored = try selectBucket.first({ $0.blob(0) }) {
-                do { groups += try ReadingBucket(decoding: stored).groups } catch {
-                    throw StoreError(.corrupt, "\(path): the projected readings of \(key.source):\(key.sensor) at hour \(key.hour) "
-                                     + "do not decode (\(error)); run `breeze verify`")
-                }
+                do { groups += try ReadingBucket(decoding: stored).groups } catch { throw ProjectionDamage() }
             }
             writeBucket.reset()
             try writeBucket.bind(1, key.source)
@@ -229,7 +252,7 @@ extension EventLog {
             while try q.step() { try ReadingBucket.readValues(q.blob(0), from: from, to: to, into: &out) }
             return out
         } catch let e as DecodingError {
-            throw StoreError(.corrupt, "\(path): projected readings of \(source):\(sensor) do not decode (\(e)); run `breeze verify`")
+            throw projectionDamaged(source, sensor, e)
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -247,7 +270,7 @@ extension EventLog {
             }
             return nil
         } catch let e as DecodingError {
-            throw StoreError(.corrupt, "\(path): projected readings of \(source):\(sensor) do not decode (\(e)); run `breeze verify`")
+            throw projectionDamaged(source, sensor, e)
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -294,6 +317,9 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 }
+
+/// A stored bucket that does not decode: catch-up rebuilds the projection instead of failing for good.
+struct ProjectionDamage: Error {}
 
 /// Where a reading's values go: the sensor and the clock hour of its time.
 struct BucketKey: Hashable, Comparable {

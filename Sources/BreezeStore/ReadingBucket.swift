@@ -128,7 +128,7 @@ struct ReadingBucket: Sendable {
     func merged(with other: ReadingBucket) -> ReadingBucket { ReadingBucket(merging: groups + other.groups) }
 
     /// The clock hour a time falls in (floor division, so times before 1970 land in the right hour).
-    static func hour(_ time: Int64) -> Int64 { time >= 0 ? time / 3600 : -((-time + 3599) / 3600) }
+    static func hour(_ time: Int64) -> Int64 { time >= 0 ? time / 3600 : (time + 1) / 3600 - 1 }   // no overflow at .min
 
     /// Calls `body` with every group of an encoded bucket, in stored order; the stamp is built only if asked.
     private static func walk(_ bytes: [UInt8],

@@ -56,7 +56,7 @@ enum Schema {
         """,
     ]
 
-    /// The projection tables; `suffix` "_next" gives the shadow tables a rebuild fills.
+    /// The projection tables; a `suffix` `_next_<random>` gives the shadow tables of one rebuild.
     static func projectionDDL(suffix: String) -> String {
         """
         CREATE TABLE IF NOT EXISTS proj_sensors\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, name TEXT NOT NULL,

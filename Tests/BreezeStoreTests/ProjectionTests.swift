@@ -80,6 +80,39 @@ struct ProjectionTests {
     }
 }
 
+struct ProjectionRepairTests {
+    @Test func aDamagedBucketIsRebuiltFromTheLogInsteadOfFailingForGood() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        let events = ProjectionTests.events(seed: 5)
+        _ = try log.ingest(Array(events.prefix(40)))
+        try log.catchUpProjection()
+        try log.db.execute("UPDATE proj_readings SET data = x'0102'")          // every bucket damaged
+        // A reader reports it clearly and marks the projection for a rebuild ...
+        #expect(throws: StoreError.self) { try log.projectedReadings(source: "purpleair", sensor: "1", from: 0, to: .max) }
+        #expect(try log.db.scalarInt("SELECT value FROM meta WHERE key = 'proj_version'") == 0)
+        try log.catchUpProjection()
+        #expect(try log.projectedReadings(source: "purpleair", sensor: "1", from: 0, to: .max).count > 0)
+        // ... and catch-up meeting a damaged bucket rebuilds rather than throwing.
+        try log.db.execute("UPDATE proj_readings SET data = x'0102'")
+        _ = try log.ingest(Array(events.dropFirst(40)))
+        try log.catchUpProjection()
+        let repaired = try log.projectionDigest()
+        try log.rebuildProjection()
+        #expect(try log.projectionDigest() == repaired)
+    }
+
+    @Test func shadowTablesOfAKilledRebuildAreDroppedByTheNextSwap() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        _ = try log.ingest(ProjectionTests.events(seed: 6))
+        try log.catchUpProjection()
+        try log.db.execute(Schema.projectionDDL(suffix: "_next_killed"))   // what a rebuild killed midway leaves
+        try log.rebuildProjection()
+        #expect(try log.db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'proj_%_next_%'") == 0)
+    }
+}
+
 struct ProjectionRebuildRaceTests {
     @Test func twoRebuildsStartedTogetherLeaveACompleteProjection() throws {
         let dir = TempDir()
@@ -147,6 +180,14 @@ struct ReadingBucketTests {
         #expect(ReadingBucket.hour(-1) == -1)
         #expect(ReadingBucket.hour(-3600) == -1)
         #expect(ReadingBucket.hour(-3601) == -2)
+        #expect(ReadingBucket.hour(.min) == Int64.min / 3600 - 1)      // .min is not a multiple of 3600
+        #expect(ReadingBucket.hour(.max) == Int64.max / 3600)
+    }
+
+    @Test func aQuantityGivenTwiceInOneEventKeepsItsLastValue() throws {
+        let b = ReadingBucket(merging: [g(7200, st(5, 1), [("pm25", 1), ("humidity", 40), ("pm25", 3)])])
+        #expect(b.entries.map { "\($0.quantity) \($0.value)" } == ["humidity 40.0", "pm25 3.0"])
+        #expect(try ReadingBucket(decoding: b.encoded).encoded == b.encoded)
     }
 
     @Test func aDamagedBucketFailsToDecodeInsteadOfLosingValues() {
