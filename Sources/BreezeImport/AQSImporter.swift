@@ -21,24 +21,14 @@ import BreezeCore
 ///   reported. Rows whose `sample_duration` is not `1 HOUR` (24-hour filters, 5-minute data) are skipped.
 /// - One registration per site: `local_site_name`, else "county, state (id)", with its coordinates.
 /// - A JSON `Header` whose status is `Failed` (the API's error response) is an `ImportError`.
-public enum AQSImporter: Importer {
+public enum AQSImporter: MonitorFileImporter {
     /// The format name on the command line: `breeze import aqs FILE...`.
     public static let format = "aqs"
     /// One line for `breeze import --help`.
     public static let summary = "EPA AQS API hourly sample data (sampleData, JSON or CSV) -> monitor readings"
 
-    /// Parses a whole file (gzip-compressed or not) into registrations and readings for the `public`
-    /// stream; throws `ImportError` when it is not in this format, reports skipped rows as issues.
-    public static func parse(_ bytes: [UInt8], file: String, options: ImportOptions) throws(ImportError) -> ParseResult {
-        let data = try Gzip.maybeInflate(bytes, file: file)
-        var out = MonitorCollector(file: file, source: "aqs")
-        if MonitorJSON.looksLikeJSON(data) {
-            try parseJSON(data, file: file, options: options, into: &out)
-        } else {
-            try parseCSV(data, file: file, options: options, into: &out)
-        }
-        return out.finish()
-    }
+    /// The source its readings and registrations are filed under.
+    static let source = "aqs"
 
     /// One sample, whichever form it came in.
     struct Row {

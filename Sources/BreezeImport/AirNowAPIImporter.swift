@@ -23,24 +23,14 @@ import Foundation
 /// rows with a -999 raw value keep their NowCast) and is skipped as "no values" only when all are missing.
 /// Rows are grouped into one reading per (site, UTC hour), hour-beginning. Source `airnow`; one
 /// registration per site with its name and coordinates.
-public enum AirNowAPIImporter: Importer {
+public enum AirNowAPIImporter: MonitorFileImporter {
     /// The format name on the command line: `breeze import airnow-api FILE...`.
     public static let format = "airnow-api"
     /// One line for `breeze import --help`.
     public static let summary = "AirNow API hourly monitor data (/aq/data, CSV or JSON) -> readings with raw, NowCast and AQI"
 
-    /// Parses a whole file (gzip-compressed or not) into registrations and readings for the `public`
-    /// stream; throws `ImportError` when it is not in this format, reports skipped rows as issues.
-    public static func parse(_ bytes: [UInt8], file: String, options: ImportOptions) throws(ImportError) -> ParseResult {
-        let data = try Gzip.maybeInflate(bytes, file: file)
-        var out = MonitorCollector(file: file, source: "airnow")
-        if MonitorJSON.looksLikeJSON(data) {
-            try parseJSON(data, file: file, options: options, into: &out)
-        } else {
-            try parseCSV(data, file: file, options: options, into: &out)
-        }
-        return out.finish()
-    }
+    /// The source its readings and registrations are filed under.
+    static let source = "airnow"
 
     /// One data row, whichever form it came in.
     struct Row {
@@ -183,6 +173,30 @@ public enum AirNowAPIImporter: Importer {
 }
 
 /// JSON access shared by the monitor importers (Foundation's `JSONSerialization`).
+/// A monitor format that comes as CSV or JSON (AQS, the AirNow API): one `parse` for both, which inflates
+/// gzip, picks the form from the first byte and collects rows in a `MonitorCollector`.
+protocol MonitorFileImporter: Importer {
+    /// The source its readings and registrations are filed under.
+    static var source: String { get }
+    static func parseCSV(_ data: [UInt8], file: String, options: ImportOptions, into out: inout MonitorCollector) throws(ImportError)
+    static func parseJSON(_ data: [UInt8], file: String, options: ImportOptions, into out: inout MonitorCollector) throws(ImportError)
+}
+
+extension MonitorFileImporter {
+    /// Parses a whole file (gzip-compressed or not) into registrations and readings for the `public`
+    /// stream; throws `ImportError` when it is not in this format, reports skipped rows as issues.
+    public static func parse(_ bytes: [UInt8], file: String, options: ImportOptions) throws(ImportError) -> ParseResult {
+        let data = try Gzip.maybeInflate(bytes, file: file)
+        var out = MonitorCollector(file: file, source: source)
+        if MonitorJSON.looksLikeJSON(data) {
+            try parseJSON(data, file: file, options: options, into: &out)
+        } else {
+            try parseCSV(data, file: file, options: options, into: &out)
+        }
+        return out.finish()
+    }
+}
+
 enum MonitorJSON {
     /// True when the first byte after spaces (and a UTF-8 BOM) is `[` or `{`.
     static func looksLikeJSON(_ bytes: [UInt8]) -> Bool {

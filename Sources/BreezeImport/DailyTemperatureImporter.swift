@@ -80,15 +80,7 @@ public enum DailyTemperatureImporter: Importer {
     private static func yearFirstDate(_ text: String) throws(ImportRowError) -> String {
         func read(_ b: UnsafeBufferPointer<UInt8>) -> (Int, Int, Int)? {
             guard b.count == 10, b[4] == 0x2D || b[4] == 0x2F, b[7] == b[4] else { return nil }
-            func num(_ from: Int, _ count: Int) -> Int? {
-                var v = 0
-                for i in from..<(from + count) {
-                    let d = Int(b[i]) - 0x30
-                    guard d >= 0 && d <= 9 else { return nil }
-                    v = v * 10 + d
-                }
-                return v
-            }
+            func num(_ from: Int, _ count: Int) -> Int? { DateParsing.digits(b, from, count) }
             guard let y = num(0, 4), let m = num(5, 2), let d = num(8, 2), DateParsing.isValid(year: y, month: m, day: d)
             else { return nil }
             return (y, m, d)

@@ -7,6 +7,18 @@ public enum DateParsing {
         ISOTime.days(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
+    /// The decimal number in `b[from ..< from + count]`, nil unless every byte is an ASCII digit (no sign, no
+    /// space): the fixed-width fields of dates and times.
+    static func digits(_ b: UnsafeBufferPointer<UInt8>, _ from: Int, _ count: Int) -> Int? {
+        var v = 0
+        for i in from..<(from + count) {
+            let d = Int(b[i]) - 0x30
+            guard d >= 0 && d <= 9 else { return nil }
+            v = v * 10 + d
+        }
+        return v
+    }
+
     static func isValid(year: Int, month: Int, day: Int) -> Bool {
         guard year >= 1 && year <= 9999, month >= 1 && month <= 12 && day >= 1 else { return false }
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0

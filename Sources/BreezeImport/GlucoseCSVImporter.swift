@@ -66,15 +66,7 @@ public enum GlucoseCSVImporter: Importer {
         text.utf8.withContiguousStorageIfAvailable { b -> Int64? in
             guard b.count == 19, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20 || b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A
             else { return nil }
-            func num(_ from: Int, _ count: Int) -> Int? {
-                var v = 0
-                for i in from..<(from + count) {
-                    let d = Int(b[i]) - 0x30
-                    guard d >= 0 && d <= 9 else { return nil }
-                    v = v * 10 + d
-                }
-                return v
-            }
+            func num(_ from: Int, _ count: Int) -> Int? { DateParsing.digits(b, from, count) }
             guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
                   let s = num(17, 2), DateParsing.isValid(year: y, month: mo, day: d), h < 24, mi < 60, s < 60
             else { return nil }
