@@ -51,6 +51,12 @@ public enum Message: Equatable, Sendable {
     case vectors([StreamVector])
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])
+    /// Version 2: a batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check,
+    /// then event records). The bytes only make sense to the `PackedDecoder` of this connection and
+    /// direction; the batch number is implicit (the previous one + 1) and covered by the check.
+    case packed([UInt8])
+    /// Version 2: the sender starts its packed dictionaries over; the receiver empties its `PackedDecoder`.
+    case reset
     /// The batch is committed on the receiver: how many were new and how many it already had.
     case ack(batch: UInt64, inserted: UInt32, duplicates: UInt32)
     /// Keep-alive.
@@ -70,6 +76,8 @@ public enum Message: Equatable, Sendable {
         case .vectors: return 0x10
         case .events: return 0x11
         case .ack: return 0x12
+        case .packed: return 0x13
+        case .reset: return 0x14
         case .ping: return 0x20
         case .pong: return 0x21
         case .error: return 0x7F
@@ -95,6 +103,8 @@ public enum Message: Equatable, Sendable {
         case .events(let batch, let events):
             w.varint(batch)
             w.array(events) { w, e in w.blob(e.encoded) }
+        case .packed(let bytes): w.raw(bytes)
+        case .reset: break
         case .ack(let batch, let inserted, let duplicates):
             w.varint(batch); w.varint(UInt64(inserted)); w.varint(UInt64(duplicates))
         case .ping(let v), .pong(let v): w.u64(v)
@@ -134,6 +144,10 @@ public enum Message: Equatable, Sendable {
             let batch = try r.varint(), ins = try r.varint(), dup = try r.varint()
             guard ins <= UInt64(UInt32.max), dup <= UInt64(UInt32.max) else { throw DecodingError.malformed("ack counts") }
             m = .ack(batch: batch, inserted: UInt32(ins), duplicates: UInt32(dup))
+        case 0x13:
+            guard range.count >= Packed.checkLength else { throw DecodingError.truncated("packed check") }
+            m = .packed(try r.raw(range.count))
+        case 0x14: m = .reset
         case 0x20: m = .ping(try r.u64())
         case 0x21: m = .pong(try r.u64())
         case 0x7F: m = .error(code: SyncErrorCode(rawValue: try r.u16()), message: try r.string())

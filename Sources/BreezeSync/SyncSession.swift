@@ -32,6 +32,11 @@ public struct SyncSession: Sendable {
         public var batchBytes = 512 * 1024
         /// Most unacknowledged batches in flight.
         public var window = 4
+        /// The protocol versions this side offers (within `SyncSession.versions`; tests narrow it to speak
+        /// version 1).
+        public var versions = SyncSession.versions
+        /// Dictionary sizes of the packed encoder (version 2); at most the protocol's, smaller in tests.
+        public var packedLimits = Packed.Limits.protocolDefault
 
         public init(replica: ReplicaID, scope: Scope, secret: [UInt8]) {
             self.replica = replica
@@ -66,6 +71,8 @@ public struct SyncSession: Sendable {
     private let nonce: [UInt8]
     /// The current state.
     public private(set) var state: State = .idle
+    /// The protocol version of this session, once the handshake chose it.
+    public private(set) var version: UInt16?
     /// The authenticated peer.
     public private(set) var peerReplica: ReplicaID?
     /// The grants of this session, once authenticated.
@@ -84,17 +91,22 @@ public struct SyncSession: Sendable {
     private var inFlight: [UInt64: Int] = [:]
     /// The number the peer's next `events` must carry: batches arrive numbered 1, 2, 3, ...
     private var expectedBatch: UInt64 = 1
+    /// Version 2: the packed-event contexts of this connection, one per direction (`Protocol/sync.md` 3.1).
+    private var packer: PackedEncoder
+    private var unpacker = PackedDecoder()
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
     /// get none for too long).
     public private(set) var acksReceived = 0
 
-    /// The protocol versions this build speaks.
-    public static let versions: ClosedRange<UInt16> = 1...1
+    /// The protocol versions this build speaks: 1 (self-describing events) and 2 (packed events).
+    public static let versions: ClosedRange<UInt16> = 1...2
 
     /// A session; `nonce` must be 32 fresh random bytes (`SecureRandom.bytes(32)`), injected for tests.
     public init(role: Role, config: Config, nonce: [UInt8]) {
         precondition(nonce.count == Message.nonceLength)
+        precondition(Self.versions.contains(config.versions.lowerBound) && Self.versions.contains(config.versions.upperBound))
         self.role = role
+        packer = PackedEncoder(limits: config.packedLimits)
         self.config = config
         self.nonce = nonce
     }
@@ -105,7 +117,7 @@ public struct SyncSession: Sendable {
         switch role {
         case .client:
             state = .awaitingChallenge
-            return [.send(.hello(minVersion: Self.versions.lowerBound, maxVersion: Self.versions.upperBound,
+            return [.send(.hello(minVersion: config.versions.lowerBound, maxVersion: config.versions.upperBound,
                                  replica: config.replica, scope: config.scope, nonce: nonce))]
         case .server:
             state = .awaitingHello
@@ -136,8 +148,8 @@ public struct SyncSession: Sendable {
             state = .closed
             return [.close(reason: "peer reported \(code): \(message)")]
         case (.awaitingHello, .hello(let lo, let hi, let replica, let scope, let peerNonce)):
-            guard lo <= Self.versions.upperBound && hi >= Self.versions.lowerBound && lo <= hi else {
-                return fail(.version, "no common protocol version (peer speaks \(lo)...\(hi), this build \(Self.versions))")
+            guard lo <= config.versions.upperBound && hi >= config.versions.lowerBound && lo <= hi else {
+                return fail(.version, "no common protocol version (peer speaks \(lo)...\(hi), this side \(config.versions))")
             }
             guard replica != config.replica else { return fail(.unexpected, "connected to itself") }
             guard let sessionScope = Scope.session(config.scope, scope),
@@ -150,11 +162,12 @@ public struct SyncSession: Sendable {
             self.key = key
             grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: trustsClusterClaim(scope))
             state = .awaitingAuth
-            let version = min(hi, Self.versions.upperBound)
+            let version = min(hi, config.versions.upperBound)
+            self.version = version
             return [.send(.challenge(version: version, replica: config.replica, scope: config.scope, nonce: nonce,
                                      proof: proof(label: "server")))]
         case (.awaitingChallenge, .challenge(let version, let replica, let scope, let peerNonce, let peerProof)):
-            guard Self.versions.contains(version) else { return fail(.version, "server chose version \(version)") }
+            guard config.versions.contains(version) else { return fail(.version, "server chose version \(version)") }
             guard replica != config.replica else { return fail(.unexpected, "connected to itself") }
             guard let sessionScope = Scope.session(config.scope, scope),
                   let key = sessionScope.key(ownScope: config.scope, secret: config.secret) else {
@@ -168,6 +181,7 @@ public struct SyncSession: Sendable {
                 return fail(.authentication, "the server could not prove it holds the secret")
             }
             grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: trustsClusterClaim(scope))
+            self.version = version
             state = .awaitingReady
             return [.send(.auth(proof: proof(label: "client")))]
         case (.awaitingAuth, .auth(let peerProof)):
@@ -197,13 +211,18 @@ public struct SyncSession: Sendable {
             guard batch == expectedBatch else {
                 return fail(.unexpected, "batch \(batch) out of sequence (expected \(expectedBatch))")
             }
-            expectedBatch += 1
-            for e in events where !grants!.peerMayWrite(e.stream) {
-                return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
+            return accept(events)
+        case (.ready, .packed(let payload)) where version! >= 2:
+            // The batch number is implicit; the check covers it, the dictionaries and every event, so a frame
+            // lost, repeated or reordered fails here and nothing of it is stored.
+            let events: [Event]
+            do { events = try unpacker.decode(batch: expectedBatch, payload: payload) } catch {
+                return fail(error.code, error.description)
             }
-            for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
-            receivedEvents += events.count
-            return [.ingest(batch: batch, events: events)]
+            return accept(events)
+        case (.ready, .reset) where version! >= 2:
+            unpacker.reset()
+            return []
         case (.ready, .ack(let batch, _, _)):
             guard inFlight[batch] != nil else {
                 return fail(.unexpected, "acknowledgement of unknown batch \(batch)")
@@ -223,6 +242,18 @@ public struct SyncSession: Sendable {
         default:
             return fail(.unexpected, "message 0x\(String(m.typeByte, radix: 16)) is not allowed in state \(state)")
         }
+    }
+
+    /// Batch `expectedBatch` arrived: check the grants of every event before anything is stored.
+    private mutating func accept(_ events: [Event]) -> [Action] {
+        let batch = expectedBatch
+        expectedBatch += 1
+        for e in events where !grants!.peerMayWrite(e.stream) {
+            return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
+        }
+        for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
+        receivedEvents += events.count
+        return [.ingest(batch: batch, events: events)]
     }
 
     /// A frame that could not be decoded: the session ends.
@@ -283,7 +314,12 @@ public struct SyncSession: Sendable {
             nextBatch += 1
             inFlight[id] = batch.count
             sentEvents += batch.count
-            out.append(.send(.events(batch: id, events: batch)))
+            // Version 2 packs the batch; one that cannot be packed (limits) travels self-describing.
+            if version! >= 2, let messages = packer.encode(batch: id, events: batch) {
+                out += messages.map { .send($0) }
+            } else {
+                out.append(.send(.events(batch: id, events: batch)))
+            }
             batch = []
             bytes = 0
         }

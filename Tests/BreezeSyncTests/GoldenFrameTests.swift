@@ -24,7 +24,33 @@ struct GoldenFrameTests {
         ("ping", .ping(42)),
         ("pong", .pong(42)),
         ("error", .error(code: .forbidden, message: "no grant to write stream public in scope user:ana")),
+        ("packed", .packed(packedExample.payloads[0])),
+        ("packed-warm", .packed(packedExample.payloads[1])),
+        ("reset", .reset),
     ]
+
+    /// The packed example of `Protocol/sync.md` section 3.1: batch 1 holds the example event, a second
+    /// favourite (same key) and a unit change (a new key, reusing stream and origin); batch 2, on the same
+    /// connection, one more favourite with every name already known (a live push).
+    static let packedEvents: [[Event]] = {
+        func e(_ counter: UInt64, _ millis: UInt64, _ logical: UInt16, _ body: EventBody) -> Event {
+            Event(stream: .user("ana"), id: EventID(origin: origin, counter: counter),
+                  hlc: HLC(physicalMillis: millis, logical: logical), body: body)
+        }
+        return [[example, e(2, 1_700_000_000_000, 6, .favouriteAdd(sensor: "149970")),
+                 e(3, 1_700_000_000_250, 0, .unitSet(.fahrenheit))],
+                [e(4, 1_700_000_001_250, 0, .favouriteAdd(sensor: "12345"))]]
+    }()
+
+    static let packedExample: (payloads: [[UInt8]], encoder: PackedEncoder) = {
+        var encoder = PackedEncoder()
+        var payloads: [[UInt8]] = []
+        for (i, batch) in packedEvents.enumerated() {
+            guard case .packed(let p)? = encoder.encode(batch: UInt64(i + 1), events: batch)?.last else { fatalError("not packed") }
+            payloads.append(p)
+        }
+        return (payloads, encoder)
+    }()
 
     static var goldenDir: String {
         let file = #filePath
@@ -76,5 +102,17 @@ struct GoldenFrameTests {
             #expect(Frame.encode(decoded[0]) == bytes, "\(name) re-encodes byte for byte")
             #expect(d.pending == 0)
         }
+    }
+
+    /// The golden packed frames, read by a fresh decoder in order, give back the documented events.
+    @Test func goldenPackedFramesDecodeToTheDocumentedEvents() throws {
+        var d = FrameDecoder()
+        var packed = PackedDecoder()
+        for (i, name) in ["packed", "packed-warm"].enumerated() {
+            let bytes = try #require(Self.readHex(Self.goldenDir + "/\(name).hex"), "missing \(name).hex")
+            guard case .packed(let payload)? = try d.feed(bytes).first else { Issue.record("\(name) is not packed"); continue }
+            #expect(try packed.decode(batch: UInt64(i + 1), payload: payload) == Self.packedEvents[i], "\(name)")
+        }
+        #expect(Self.readHex(Self.goldenDir + "/packed-warm.hex")?.count == 24)
     }
 }

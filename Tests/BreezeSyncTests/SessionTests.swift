@@ -19,6 +19,28 @@ struct SessionTests {
         actions.compactMap { if case .send(let m) = $0 { return m } else { return nil } }
     }
 
+    /// Reads batches the way a peer does: `events` as they are, `packed` through its `PackedDecoder`.
+    struct Unpacker {
+        var decoder = PackedDecoder()
+        var next: UInt64 = 1
+
+        /// The batches in `messages`, as (number, events).
+        mutating func batches(_ messages: [Message]) -> [(UInt64, [Event])] {
+            var out: [(UInt64, [Event])] = []
+            for m in messages {
+                switch m {
+                case .events(let n, let e): out.append((n, e)); next = n + 1
+                case .packed(let p):
+                    guard let e = try? decoder.decode(batch: next, payload: p) else { Issue.record("packed batch \(next) refused"); return out }
+                    out.append((next, e)); next += 1
+                case .reset: decoder.reset()
+                default: break
+                }
+            }
+            return out
+        }
+    }
+
     static func closed(_ actions: [SyncSession.Action]) -> SyncErrorCode? {
         for case .send(.error(let code, _)) in actions { return code }
         return nil
@@ -104,7 +126,8 @@ struct SessionTests {
         #expect(ok == [.rescan])
         let offer = server.offer([(1, Self.event(.public, Self.b, 1)), (2, Self.event(.user("bo"), Self.b, 1)),
                                   (3, Self.event(.user("ana"), Self.b, 1)), (4, Self.event(.health("ana"), Self.b, 1))], scannedTo: 4)
-        let shipped = Self.sent(offer).flatMap { if case .events(_, let e) = $0 { return e } else { return [] } }
+        var phoneSide = Unpacker()
+        let shipped = phoneSide.batches(Self.sent(offer)).flatMap(\.1)
         #expect(shipped.map(\.stream) == [.public, .user("ana"), .health("ana")])
         // The phone's own vectors never list public as something it could send.
         let v = phone.sendVectors(local: [.public: VersionVector(), .user("ana"): VersionVector(), .user("bo"): VersionVector()])
@@ -152,7 +175,8 @@ struct SessionTests {
         #expect(s.wantsEvents && s.readLimit == 6)
         let rows = (1...6).map { (Int64($0), Self.event(.user("u"), Self.b, UInt64($0))) }
         let out = Self.sent(s.offer(rows, scannedTo: 6))
-        let batches = out.compactMap { if case .events(let n, let e) = $0 { return (n, e.map(\.id.counter)) } else { return nil } }
+        var peer = Unpacker()
+        let batches = peer.batches(out).map { ($0.0, $0.1.map(\.id.counter)) }
         #expect(batches.map(\.1) == [[3, 4, 5], [6]])
         #expect(s.unacknowledged == 2 && !s.wantsEvents && s.cursor == 6)
         _ = s.receive(.ack(batch: batches[0].0, inserted: 3, duplicates: 0))
@@ -211,7 +235,8 @@ struct SessionTests {
         var (_, s, _) = Self.handshake(client: Self.config(Self.a), server: cfg)
         _ = s.receive(.vectors([]))
         let rows = (1...5).map { (Int64($0), Self.event(.public, Self.b, UInt64($0))) }
-        let sizes = Self.sent(s.offer(rows, scannedTo: 5)).compactMap { if case .events(_, let e) = $0 { return e.count } else { return nil } }
+        var peer = Unpacker()
+        let sizes = peer.batches(Self.sent(s.offer(rows, scannedTo: 5))).map(\.1.count)
         #expect(sizes.reduce(0, +) == 5 && sizes.count > 1)
         #expect(s.unacknowledged <= cfg.window)
     }
@@ -225,12 +250,13 @@ struct SessionTests {
         _ = s.receive(.vectors([]))
         let rows = (1...5).map { (Int64($0), Self.event(.public, Self.b, UInt64($0))) }
         var shipped: [UInt64] = []
+        var peer = Unpacker()
         var rounds = 0
         while shipped.count < 5 && rounds < 10 {
             let pending = rows.filter { $0.0 > s.cursor }
             let out = Self.sent(s.offer(pending, scannedTo: 5))
             #expect(s.unacknowledged <= 2, "window respected")
-            for case .events(let n, let e) in out {
+            for (n, e) in peer.batches(out) {
                 shipped += e.map(\.id.counter)
                 _ = s.receive(.ack(batch: n, inserted: UInt32(e.count), duplicates: 0))
             }
@@ -245,11 +271,12 @@ struct SessionTests {
             .challenge(version: 1, replica: Self.b, scope: .cluster, nonce: Array(repeating: 2, count: 32), proof: Array(repeating: 0, count: 32)),
             .auth(proof: Array(repeating: 0, count: 32)), .ready, .vectors([]), .events(batch: 1, events: []),
             .ack(batch: 99, inserted: 0, duplicates: 0), .ping(1), .pong(1), .error(code: .shutdown, message: "bye"),
+            .reset, { var e = PackedEncoder(); return e.encode(batch: 1, events: [Self.event(.user("u"), Self.a, 1)])!.last! }(),
         ]
         // Which message types each state accepts without closing.
         let accepted: [SyncSession.State: Set<UInt8>] = [
             .awaitingHello: [0x01], .awaitingChallenge: [], .awaitingAuth: [], .awaitingReady: [0x04],
-            .ready: [0x10, 0x11, 0x20, 0x21],
+            .ready: [0x10, 0x11, 0x13, 0x14, 0x20, 0x21],
         ]
         for (state, ok) in accepted {
             for m in samples {
@@ -278,7 +305,7 @@ struct SessionTests {
     @Test func versionsWithoutOverlapAndSelfConnectionsAreRefused() {
         var s = SyncSession(role: .server, config: Self.config(Self.b), nonce: Array(repeating: 2, count: 32))
         _ = s.start()
-        #expect(Self.closed(s.receive(.hello(minVersion: 2, maxVersion: 5, replica: Self.a, scope: .cluster, nonce: Array(repeating: 1, count: 32)))) == .version)
+        #expect(Self.closed(s.receive(.hello(minVersion: 3, maxVersion: 5, replica: Self.a, scope: .cluster, nonce: Array(repeating: 1, count: 32)))) == .version)
         var me = SyncSession(role: .server, config: Self.config(Self.b), nonce: Array(repeating: 2, count: 32))
         _ = me.start()
         #expect(Self.closed(me.receive(.hello(minVersion: 1, maxVersion: 1, replica: Self.b, scope: .cluster, nonce: Array(repeating: 1, count: 32)))) == .unexpected)

@@ -3,7 +3,8 @@
 // Input: byte 0 picks the length limit (handshake or full) and whether to repair checksums; bytes 1-2 pick
 // where to cut the stream; the rest is the byte stream a peer sends. Checks, besides "no trap, no hang, no
 // leak": the same stream fed whole or in pieces gives the same messages (or fails either way), and every
-// decoded message re-encodes to a frame that decodes to the same message.
+// decoded message re-encodes to a frame that decodes to the same message. `packed` payloads are also read by
+// one `PackedDecoder` in order (batches 1, 2, ...), as a version-2 session would, until one is refused.
 import BreezeSync
 import FuzzSupport
 
@@ -54,6 +55,20 @@ public func fuzzFrame(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         require(pieces != nil, "decoding failed only when the stream was cut every \(step) bytes")
         require(pieces!.messages == whole.messages && pieces!.pending == whole.pending,
                 "cut every \(step) bytes: \(pieces!.messages.count) messages, \(pieces!.pending) pending; whole: \(whole.messages.count), \(whole.pending)")
+        var packed = PackedDecoder()
+        var batch: UInt64 = 1
+        var spent = false
+        for m in whole.messages where !spent {
+            switch m {
+            case .packed(let payload):
+                if let events = try? packed.decode(batch: batch, payload: payload) {
+                    require(events.allSatisfy { $0.encoded.count <= 1 << 20 }, "a packed event beyond 1 MiB")
+                    batch += 1
+                } else { spent = true }
+            case .reset: packed.reset()
+            default: break
+            }
+        }
         for m in whole.messages {
             let again = decode(Frame.encode(m), step: 0, maxLength: Frame.maxLength)
             require(again?.messages == [m] && again?.pending == 0, "message \(m.typeByte) does not survive re-encoding")

@@ -3,11 +3,13 @@
 // Input: byte 0 picks this side's role and scope, the peer's scope, and whether an honest peer (a real
 // session holding the secret) completes the handshake first; the rest is a script of steps: a message made
 // of raw bytes (decoded as the node would, or refused as garbage), a well-formed message from the peer
-// (vectors, events with valid hashes, acknowledgements, pings), or a call from the shell (offer, committed,
+// (vectors, events with valid hashes, packed batches from a real encoder with a right or wrong batch number,
+// resets, acknowledgements, pings), or a call from the shell (offer, committed,
 // sendVectors, abort, storageFailed; log rows are offered only while the window has room, as the node
 // does). Checks, besides "no trap, no hang, no leak": without the honest
 // handshake the session never authenticates (proofs cannot be forged); it authenticates at most once; it
-// asks to store only events the grants let the peer write, and sends only events the peer may read; at
+// asks to store only events the grants let the peer write, and sends only events the peer may read (packed
+// batches are read back by a decoder on the peer's side, which must accept every one); at
 // most `window` batches are unacknowledged; once closed it does nothing more.
 import BreezeCore
 import BreezeSync
@@ -59,6 +61,12 @@ struct Harness {
     var session: SyncSession
     var authenticatedCount = 0
     var closed = false
+    /// The peer's side of what the session sends: batch numbers and packed contexts.
+    var mirror = PackedDecoder()
+    var sentNext: UInt64 = 1
+    /// The peer's packed encoder, and the number the session expects on its next batch.
+    var peerEncoder = PackedEncoder()
+    var peerNext: UInt64 = 1
 
     /// Runs one step's actions through the checks; returns the messages it sent.
     @discardableResult
@@ -69,10 +77,22 @@ struct Harness {
             switch a {
             case .send(let m):
                 sent.append(m)
-                if case .events(_, let events) = m {
-                    for e in events {
-                        require(session.grants?.peerMayRead(e.stream) == true, "sent \(e.stream), which the peer may not read")
+                var events: [Event] = []
+                switch m {
+                case .events(let n, let e):
+                    require(n == sentNext, "sent batch \(n), expected \(sentNext)")
+                    events = e
+                    sentNext += 1
+                case .packed(let payload):
+                    do { events = try mirror.decode(batch: sentNext, payload: payload) } catch {
+                        require(false, "the peer cannot read packed batch \(sentNext): \(error)")
                     }
+                    sentNext += 1
+                case .reset: mirror.reset()
+                default: break
+                }
+                for e in events {
+                    require(session.grants?.peerMayRead(e.stream) == true, "sent \(e.stream), which the peer may not read")
                 }
             case .close:
                 closed = true
@@ -80,8 +100,9 @@ struct Harness {
             case .authenticated:
                 authenticatedCount += 1
                 require(authenticatedCount == 1, "authenticated twice")
-            case .ingest(_, let events):
+            case .ingest(let batch, let events):
                 require(session.state == .ready, "ingest in state \(session.state)")
+                peerNext = batch + 1
                 for e in events {
                     require(session.grants?.peerMayWrite(e.stream) == true, "asked to store \(e.stream), which the peer may not write")
                 }
@@ -162,7 +183,19 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         case 7:
             h.check(h.session.sendVectors(local: vectors(&input)))
         default:
-            h.check(input.byte() & 1 == 0 ? h.session.abort(.shutdown, "fuzz") : h.session.storageFailed("fuzz"))
+            switch input.byte() % 4 {
+            case 0: h.check(h.session.abort(.shutdown, "fuzz"))
+            case 1: h.check(h.session.storageFailed("fuzz"))
+            case 2:
+                // A packed batch from the peer's real encoder, numbered right or (sometimes) wrong.
+                let wrong = input.byte() % 8 == 0
+                let batch = wrong ? UInt64(input.byte()) : h.peerNext
+                let events = (0..<Int(input.byte() % 6)).map { _ in event(&input) }
+                for m in h.peerEncoder.encode(batch: batch, events: events) ?? [.events(batch: batch, events: events)] {
+                    h.receive(m)
+                }
+            default: h.receive(.reset)
+            }
         }
         if !honest {
             require(h.session.state != .ready && h.authenticatedCount == 0,

@@ -1,0 +1,235 @@
+import Testing
+import BreezeCore
+@testable import BreezeSync
+
+/// The packed event form of protocol version 2 (`Protocol/sync.md` section 3.1): encoder and decoder
+/// contexts agree on random traffic, stay within their limits, and a frame lost, repeated or reordered is
+/// refused instead of decoding into a different event.
+struct PackedTests {
+    static let streams: [StreamID] = [.public, .user("ana"), .user("bo"), .health("ana"), .user("c")]
+
+    /// A random valid event: several streams, types and origins, counters that mostly advance by one per
+    /// (stream, origin) but sometimes jump or go back, clocks that go back between streams.
+    static func randomEvents(_ n: Int, seed: UInt64) -> [Event] {
+        var rng = SeededRandom(seed: seed)
+        var counters: [String: UInt64] = [:]
+        var millis: UInt64 = 1_700_000_000_000
+        return (0..<n).map { _ in
+            let stream = streams[Int.random(in: 0..<streams.count, using: &rng)]
+            let origin = Origin(replica: ReplicaID(rawValue: [1, 0xffff_ffff_ffff_ffff, 0x0123_4567_89ab_cdef][Int.random(in: 0..<3, using: &rng)]),
+                                epoch: [1, 2, UInt32.max][Int.random(in: 0..<3, using: &rng)])
+            let key = "\(stream)/\(origin)"
+            var c = (counters[key] ?? 0) &+ 1
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0: c = c &+ UInt64.random(in: 1...1_000_000, using: &rng)
+            case 1: c = UInt64.random(in: 1...max(1, c), using: &rng)
+            case 2: c = UInt64.max - UInt64.random(in: 0...5, using: &rng)
+            default: break
+            }
+            c = max(c, 1)     // after UInt64.max the counter wraps: still a valid (if odd) event
+            counters[key] = c
+            millis = UInt64(Int64(millis) + Int64.random(in: -5000...5000, using: &rng))
+            let logical = Bool.random(using: &rng) ? 0 : UInt16.random(in: 1...UInt16.max, using: &rng)
+            let type = ["favourite.add", "source.correct", "x.unknown", "é.type"][Int.random(in: 0..<4, using: &rng)]
+            let payload = (0..<Int.random(in: 0..<(Int.random(in: 0..<10, using: &rng) == 0 ? 300 : 20), using: &rng)).map { _ in
+                UInt8.random(in: 0...255, using: &rng)
+            }
+            return Event(stream: stream, id: EventID(origin: origin, counter: c), hlc: HLC(physicalMillis: millis, logical: logical),
+                         type: type, schemaVersion: UInt16.random(in: 0...2, using: &rng), payload: payload)
+        }
+    }
+
+    /// Cuts events into batches of random sizes and packs them: (batch number, messages, events) per batch.
+    static func pack(_ events: [Event], limits: Packed.Limits = .protocolDefault, seed: UInt64,
+                     maxBatch: Int = 40) -> [(batch: UInt64, messages: [Message], events: [Event])] {
+        var rng = SeededRandom(seed: seed)
+        var encoder = PackedEncoder(limits: limits)
+        var out: [(UInt64, [Message], [Event])] = []
+        var i = 0
+        while i < events.count {
+            let n = min(events.count - i, Int.random(in: 1...maxBatch, using: &rng))
+            let batch = Array(events[i..<(i + n)])
+            let number = UInt64(out.count + 1)
+            out.append((number, encoder.encode(batch: number, events: batch)!, batch))
+            i += n
+        }
+        return out
+    }
+
+    /// Feeds messages (`reset` and `packed`, numbered as a session numbers them) to a decoder; returns the
+    /// events of each accepted frame, and the error that stopped it.
+    static func receive(_ messages: [Message], limits: Packed.Limits = .protocolDefault) -> ([[Event]], FrameError?) {
+        var d = PackedDecoder(limits: limits)
+        var got: [[Event]] = []
+        for m in messages {
+            switch m {
+            case .reset: d.reset()
+            case .packed(let payload):
+                do { got.append(try d.decode(batch: UInt64(got.count + 1), payload: payload)) } catch { return (got, error) }
+            default: Issue.record("unexpected message \(m)")
+            }
+        }
+        return (got, nil)
+    }
+
+    @Test func randomEventsSurviveTheRoundTripExactly() throws {
+        for seed: UInt64 in 1...6 {
+            let events = Self.randomEvents(1500, seed: seed)
+            for limits in [Packed.Limits.protocolDefault, Packed.Limits(streams: 2, types: 3, origins: 2, keys: 5)] {
+                let frames = Self.pack(events, limits: limits, seed: seed &* 31, maxBatch: limits == .protocolDefault ? 40 : 2)
+                let (got, error) = Self.receive(frames.flatMap(\.messages))
+                #expect(error == nil, "seed \(seed): \(String(describing: error))")
+                #expect(got == frames.map(\.events), "seed \(seed)")
+                #expect(got.flatMap { $0 }.map(\.hash) == events.map(\.hash))
+            }
+        }
+    }
+
+    @Test func aWarmLiveFrameOfASettingsWriteIsUnderThirtyBytes() {
+        var encoder = PackedEncoder()
+        let origin = Origin(replica: ReplicaID(rawValue: 0x9e37_79b9_7f4a_7c15), epoch: 1)
+        var sizes: [Int] = []
+        for i in 1...2000 {
+            let e = Event(stream: .user("bench"), id: EventID(origin: origin, counter: UInt64(i)),
+                          hlc: HLC(physicalMillis: 1_764_000_000_000 + UInt64(i) * 700, logical: 0),
+                          body: .sourceCorrect(source: "k\(i % 100)", correction: "v\(i)"))
+            sizes.append(encoder.encode(batch: UInt64(i), events: [e])!.map { Frame.encode($0).count }.reduce(0, +))
+        }
+        #expect(sizes[0] > 50, "the first frame carries the names")
+        #expect(sizes.dropFirst().allSatisfy { $0 <= 30 }, "\(sizes.dropFirst().max()!) bytes")
+    }
+
+    /// Every way of losing, repeating or reordering one message of a stream of packed frames (live frames of
+    /// one event with warm dictionaries, and batches with definitions and resets): the decoder accepts only
+    /// frames that decode to exactly the sender's batch of that number, and refuses the first damaged one.
+    @Test func aLostRepeatedOrReorderedFrameIsRefusedAndNeverDecodesIntoADifferentEvent() {
+        let live = Self.pack(Self.randomEvents(40, seed: 7).map { e in
+            Event(stream: .user("ana"), id: EventID(origin: Origin(replica: ReplicaID(rawValue: 5), epoch: 1), counter: e.hlc.physicalMillis % 7 + 1),
+                  hlc: e.hlc, type: "favourite.add", schemaVersion: 1, payload: e.payload)
+        }, seed: 1, maxBatch: 1)
+        let batched = Self.pack(Self.randomEvents(200, seed: 8), limits: Packed.Limits(streams: 2, types: 2, origins: 2, keys: 3), seed: 2, maxBatch: 2)
+        #expect(batched.flatMap(\.messages).count > batched.count, "the batched stream has resets")
+        for frames in [live, batched] {
+            let messages = frames.flatMap(\.messages)
+            let byNumber = frames.map(\.events)
+            var variants: [(String, [Message])] = []
+            for i in 0..<messages.count {
+                var dropped = messages; dropped.remove(at: i)
+                var repeated = messages; repeated.insert(messages[i], at: i + 1)
+                variants.append(("drop \(i)", dropped))
+                variants.append(("repeat \(i)", repeated))
+                if i + 1 < messages.count {
+                    var swapped = messages; swapped.swapAt(i, i + 1)
+                    variants.append(("swap \(i)", swapped))
+                }
+            }
+            var refused = 0
+            for (name, variant) in variants {
+                let (got, error) = Self.receive(variant)
+                for (n, events) in got.enumerated() {
+                    #expect(n < byNumber.count ? events == byNumber[n] : false, "\(name): batch \(n + 1) decoded into different events")
+                }
+                if let error {
+                    refused += 1
+                    #expect(error.code == .malformed || error.code == .unexpected)
+                } else {
+                    // Not refused: only when nothing was lost (two resets swapped or repeated), or the very last
+                    // message was dropped.
+                    #expect(got.count == frames.count || (name == "drop \(messages.count - 1)" && got.count == frames.count - 1),
+                            "\(name) was not refused")
+                }
+            }
+            #expect(refused > variants.count / 2)
+        }
+    }
+
+    @Test func dictionariesStayWithinTheirLimitsAndTheDecoderRefusesMore() throws {
+        let limits = Packed.Limits(streams: 3, types: 2, origins: 2, keys: 4)
+        var encoder = PackedEncoder(limits: limits)
+        var decoder = PackedDecoder(limits: limits)
+        let events = Self.randomEvents(400, seed: 21)
+        var n: UInt64 = 0
+        for chunk in stride(from: 0, to: events.count, by: 2) {
+            n += 1
+            let batch = Array(events[chunk..<min(chunk + 2, events.count)])
+            for m in encoder.encode(batch: n, events: batch)! {
+                if case .packed(let p) = m {
+                    #expect(try decoder.decode(batch: n, payload: p) == batch)
+                } else {
+                    decoder.reset()
+                }
+            }
+            let s = encoder.dictionarySizes
+            #expect(s.streams <= 3 && s.types <= 2 && s.origins <= 2 && s.keys <= 4)
+            #expect(decoder.dictionarySizes == s)
+        }
+        #expect(encoder.resets > 10)
+        // A batch with more distinct names than a dictionary holds is not packed at all (sent as `events`).
+        let wide = (0..<3).map { i in Event(stream: .user("u"), id: EventID(origin: Origin(replica: ReplicaID(rawValue: 1), epoch: 1), counter: 1),
+                                            hlc: HLC(rawValue: 0), type: "t\(i)", schemaVersion: 1, payload: []) }
+        #expect(encoder.encode(batch: n + 1, events: wide) == nil)
+        let long = Event(stream: .user("u"), id: EventID(origin: Origin(replica: ReplicaID(rawValue: 1), epoch: 1), counter: 1),
+                         hlc: HLC(rawValue: 0), type: String(repeating: "x", count: Packed.maxTypeBytes + 1), schemaVersion: 1, payload: [])
+        var fresh = PackedEncoder()
+        #expect(fresh.encode(batch: 1, events: [long]) == nil)
+        // A receiver with smaller limits than the sender refuses the definition beyond them, as malformed.
+        var big = PackedEncoder()
+        guard case .packed(let p)? = big.encode(batch: 1, events: Array(events.prefix(60)))?.last else {
+            Issue.record("not packed"); return
+        }
+        var small = PackedDecoder(limits: limits)
+        #expect(throws: FrameError.self) { try small.decode(batch: 1, payload: p) }
+        do { _ = try small.decode(batch: 1, payload: p) } catch { #expect(error.code == .unexpected, "a spent decoder refuses everything") }
+    }
+
+    @Test func malformedPackedPayloadsAreRefused() throws {
+        var e = PackedEncoder()
+        guard case .packed(let good)? = e.encode(batch: 1, events: [GoldenFrameTests.example])?.last else { Issue.record("not packed"); return }
+        let undefined: [UInt8] = Array(good.prefix(4)) + [0x02, 0x02, 0x00, 0x00]    // key 1 is not defined
+        let outOfOrder: [UInt8] = Array(good.prefix(4)) + [0x03]                      // defines key 1 first
+        // check, key 0 defined, stream "user:ana", type "favourite.add" v1, origin: the counter is byte 41.
+        #expect(good[41] == 0x02)
+        var counterZero = good
+        counterZero[41] = 0x00
+        for (name, payload) in [("undefined", undefined), ("out of order", outOfOrder), ("truncated", Array(good.dropLast())),
+                                ("trailing", good + [0]), ("counter 0", counterZero)] {
+            var d = PackedDecoder()
+            #expect(throws: FrameError.self, "\(name)") { try d.decode(batch: 1, payload: payload) }
+        }
+        var d = PackedDecoder()
+        #expect(throws: FrameError.self, "wrong batch number") { try d.decode(batch: 2, payload: good) }
+        var ok = PackedDecoder()
+        #expect(try ok.decode(batch: 1, payload: good) == [GoldenFrameTests.example])
+    }
+
+    // MARK: Sessions
+
+    @Test func versionTwoSessionsPackAndVersionOnePeersStillGetEvents() {
+        var e1 = SessionTests.config(SessionTests.b), e2 = SessionTests.config(SessionTests.a)
+        e1.batchEvents = 100
+        e2.batchEvents = 100
+        var (c, s, _) = SessionTests.handshake(client: e2, server: e1)
+        #expect(c.version == 2 && s.version == 2)
+        _ = s.receive(.vectors([]))
+        let rows = (1...5).map { (Int64($0), SessionTests.event(.user("u"), SessionTests.b, UInt64($0))) }
+        let sent = SessionTests.sent(s.offer(rows, scannedTo: 5))
+        #expect(sent.count == 1 && sent.allSatisfy { if case .packed = $0 { return true } else { return false } })
+        #expect(c.receive(sent[0]) == [.ingest(batch: 1, events: rows.map(\.1))])
+        // The same frame again is refused (it defines entries that exist): nothing to store, the session ends.
+        let again = c.receive(sent[0])
+        #expect(SessionTests.closed(again) == .malformed && !again.contains { if case .ingest = $0 { return true } else { return false } })
+
+        // A client that speaks only version 1 gets self-describing events from the same server.
+        var old = SessionTests.config(SessionTests.a)
+        old.versions = 1...1
+        var (c1, s1, _) = SessionTests.handshake(client: old, server: e1)
+        #expect(c1.version == 1 && s1.version == 1)
+        _ = s1.receive(.vectors([]))
+        let sent1 = SessionTests.sent(s1.offer(rows, scannedTo: 5))
+        #expect(sent1 == [.events(batch: 1, events: rows.map(\.1))])
+        // `packed` and `reset` are not part of version 1.
+        var v1 = c1
+        #expect(SessionTests.closed(v1.receive(.reset)) == .unexpected)
+        #expect(SessionTests.closed(c1.receive(sent[0])) == .unexpected)
+    }
+}
