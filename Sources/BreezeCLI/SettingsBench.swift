@@ -7,8 +7,9 @@ import BreezeSync
 /// `breeze bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
 /// (`tools/bench/`). N last-writer-wins writes over K keys (`source.correct` events: the per-source
 /// correction map of `UserState`, an `LWWMap`) appended to the log one transaction each; the same events
-/// encoded as sync frames (`Frame`, `Message.events`) to count the bytes on the wire; a peer database that
-/// decodes those frames and stores them with `EventLog.ingest` (durably); a real second node process that
+/// sent by one `SyncSession` to another over one in-memory connection (protocol version 2, packed events),
+/// counting the frames' bytes; a peer database that decodes those frames through its session and stores
+/// them with `EventLog.ingest` (durably); a real second node process that
 /// catches up over TCP; the stored size; and W concurrent writers (W origins) merged into one state.
 enum SettingsBench {
     struct Result {
@@ -17,8 +18,11 @@ enum SettingsBench {
         var writeMicrosNormal = 0.0
         /// One transaction per write, durability full (fsync per commit), over `fullSample` writes.
         var writeMicrosFull = 0.0, fullSample = 0
-        /// Wire bytes per event: one `events` frame per write (live), and frames of up to 512 events (catch-up).
+        /// Wire bytes per event sent by a session (version 2, packed): one frame per write (live, dictionaries
+        /// warm after the first write), and frames of up to 512 events (catch-up).
         var bytesPerUpdateLive = 0.0, bytesPerUpdateBatched = 0.0
+        /// The same with version 1's self-describing `events` frames (every event in its canonical form).
+        var selfDescribingLive = 0.0, selfDescribingBatched = 0.0
         /// Peer apply: decode + verify + `EventLog.ingest`, one transaction per frame.
         var applyBatchedFull = 0.0, applyLiveNormal = 0.0
         /// Two node processes over TCP: B catches up on the N events.
@@ -47,6 +51,8 @@ enum SettingsBench {
                 ("writeMicrosPerOpFull", .double(round3(r.writeMicrosFull))), ("fullSample", .int(Int64(r.fullSample))),
                 ("wireBytesPerUpdate", .double(round3(r.bytesPerUpdateLive))),
                 ("wireBytesPerUpdateBatched", .double(round3(r.bytesPerUpdateBatched))),
+                ("selfDescribingBytesPerUpdate", .double(round3(r.selfDescribingLive))),
+                ("selfDescribingBytesPerUpdateBatched", .double(round3(r.selfDescribingBatched))),
                 ("eventBytes", .double(Double(r.eventBytes) / Double(count))),
                 ("peerAppliesPerSecond", .double(r.applyBatchedFull.rounded())),
                 ("peerAppliesPerSecondLiveNormal", .double(r.applyLiveNormal.rounded())),
@@ -59,7 +65,8 @@ enum SettingsBench {
             let f = BenchCommand.fmt, f2 = BenchCommand.fmt2
             c.out("settings benchmark: \(count) last-writer-wins writes over \(keys) keys (source.correct events), \(writers) concurrent writers")
             c.out("  write, one transaction each     \(f2(r.writeMicrosNormal)) us/op (durability normal); \(f2(r.writeMicrosFull)) us/op (full, \(r.fullSample) writes)")
-            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (frames of up to 512)")
+            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (frames of up to 512); packed events, protocol 2")
+            c.out("  self-describing event bytes     \(f2(r.selfDescribingLive)) (one frame per write); \(f2(r.selfDescribingBatched)) (frames of up to 512); protocol 1")
             c.out("  peer apply (decode + ingest)    \(f(r.applyBatchedFull)) events/s (frames of up to 512, durability full); \(f(r.applyLiveNormal)) events/s (one frame each, normal)")
             c.out("  peer over TCP (second process)  \(f(r.tcpRate)) events/s (catch-up, durability full)")
             c.out("  stored                          \(f(Double(r.dbBytes))) bytes database (all \(count) events, checkpointed); state \(f(Double(r.stateBytes))) bytes")
@@ -103,25 +110,25 @@ enum SettingsBench {
             r.writeMicrosFull = (monotonicSeconds() - t0) / Double(fullSample) * 1e6
             durable.close()
 
-            // 2. The wire: the same events as `events` frames.
+            // 2. The wire: the frames one session sends another (version 2, packed events), one write at a
+            // time as a live push does, and in batches as catch-up does; and version 1's self-describing frames.
             r.eventBytes = events.reduce(0) { $0 + $1.encoded.count }
-            var live: [[UInt8]] = []
-            live.reserveCapacity(count)
-            for (i, e) in events.enumerated() { live.append(Frame.encode(.events(batch: UInt64(i + 1), events: [e]))) }
+            let (sender, receiver) = try connectedPair()
+            var live = try send(events, perWrite: true, from: sender, to: receiver)
             r.bytesPerUpdateLive = Double(live.reduce(0) { $0 + $1.count }) / Double(count)
-            var batched: [[UInt8]] = []
-            var start = 0
-            while start < count {
-                let end = min(count, start + 512)
-                batched.append(Frame.encode(.events(batch: UInt64(batched.count + 1), events: Array(events[start..<end]))))
-                start = end
-            }
+            var batched = try send(events, perWrite: false, from: sender, to: receiver)
             r.bytesPerUpdateBatched = Double(batched.reduce(0) { $0 + $1.count }) / Double(count)
+            r.selfDescribingLive = Double(events.enumerated().reduce(0) { $0 + Frame.encode(.events(batch: UInt64($1.offset + 1), events: [$1.element])).count }) / Double(count)
+            var selfDescribing = 0
+            for start in stride(from: 0, to: count, by: 512) {
+                selfDescribing += Frame.encode(.events(batch: UInt64(start / 512 + 1), events: Array(events[start..<min(count, start + 512)]))).count
+            }
+            r.selfDescribingBatched = Double(selfDescribing) / Double(count)
 
             // 3. Peer apply in this process: decode each frame, ingest its events (one transaction per frame).
-            r.applyBatchedFull = try apply(batched, into: dir + "/peer.db", options: full, expect: count, state: writerState)
+            r.applyBatchedFull = try apply(batched, receiver: receiver, into: dir + "/peer.db", options: full, expect: count, state: writerState)
             progress("peer apply: one frame per event")
-            r.applyLiveNormal = try apply(live, into: dir + "/peer-live.db", options: normal, expect: count, state: writerState)
+            r.applyLiveNormal = try apply(live, receiver: receiver, into: dir + "/peer-live.db", options: normal, expect: count, state: writerState)
             live = []
             batched = []
 
@@ -154,19 +161,71 @@ enum SettingsBench {
         return r
     }
 
-    /// Feeds `frames` through a `FrameDecoder` and ingests every `events` message into a new database;
-    /// checks the peer's state equals the writer's. Returns events per second.
-    static func apply(_ frames: [[UInt8]], into path: String, options: EventLog.Options, expect: Int,
+    /// Two sessions (cluster scope) after the handshake, speaking the newest protocol version: the sender
+    /// has the receiver's (empty) vectors. Each is a value: copies start from this same point.
+    static func connectedPair() throws(CLIError) -> (sender: SyncSession, receiver: SyncSession) {
+        let secret = SecureRandom.bytes(32)
+        var a = SyncSession(role: .server, config: SyncSession.Config(replica: ReplicaID(rawValue: 0xA), scope: .cluster, secret: secret),
+                            nonce: SecureRandom.bytes(32))
+        var b = SyncSession(role: .client, config: SyncSession.Config(replica: ReplicaID(rawValue: 0xB), scope: .cluster, secret: secret),
+                            nonce: SecureRandom.bytes(32))
+        func sent(_ actions: [SyncSession.Action]) -> [Message] { actions.compactMap { if case .send(let m) = $0 { m } else { nil } } }
+        _ = a.start()
+        var toA = sent(b.start())
+        while !toA.isEmpty {
+            let toB = toA.flatMap { sent(a.receive($0)) }
+            toA = toB.flatMap { sent(b.receive($0)) }
+        }
+        _ = a.receive(.vectors([]))
+        guard a.state == .ready, b.state == .ready, a.version == SyncSession.versions.upperBound else {
+            throw CLIError.failure("bench settings: the in-memory sessions did not connect")
+        }
+        return (a, b)
+    }
+
+    /// The frames `sender` writes to send `events` (as log rows 1, 2, ...), one row per scan (`perWrite`,
+    /// a live push after each write) or as many as its window allows (catch-up); `receiver` decodes each and
+    /// acknowledges it (nothing is stored), so the window keeps moving.
+    static func send(_ events: [Event], perWrite: Bool, from sender: SyncSession, to receiver: SyncSession) throws(CLIError) -> [[UInt8]] {
+        var a = sender, b = receiver
+        var frames: [[UInt8]] = []
+        frames.reserveCapacity(perWrite ? events.count : events.count / 256 + 8)
+        var next = 0
+        while next < events.count {
+            let n = perWrite ? 1 : min(events.count - next, a.readLimit)
+            let rows = (next..<(next + n)).map { (seq: Int64($0 + 1), event: events[$0]) }
+            next += n
+            for case .send(let m) in a.offer(rows, scannedTo: Int64(next)) {
+                frames.append(Frame.encode(m))
+                for case .ingest(let batch, let got) in b.receive(m) {
+                    for case .send(let ack) in b.committed(batch: batch, inserted: got.count, duplicates: 0, gaps: 0) { _ = a.receive(ack) }
+                }
+            }
+            guard a.state == .ready, b.state == .ready, a.unacknowledged == 0 else {
+                throw CLIError.failure("bench settings: the in-memory session stopped (\(a.state), \(b.state))")
+            }
+        }
+        return frames
+    }
+
+    /// Feeds `frames` through a `FrameDecoder` and a copy of `receiver` (as a node's connection does) and
+    /// ingests every batch into a new database; checks the peer's state equals the writer's. Returns events
+    /// per second.
+    static func apply(_ frames: [[UInt8]], receiver: SyncSession, into path: String, options: EventLog.Options, expect: Int,
                       state: UserState) throws -> Double {
         let peer = try EventLog.create(at: path, options: options)
         defer { peer.close() }
         var decoder = FrameDecoder()
+        var session = receiver
         var inserted = 0
         let t0 = monotonicSeconds()
         for frame in frames {
             for m in try decoder.feed(frame) {
-                guard case .events(_, let events) = m else { continue }
-                inserted += try peer.ingest(events).inserted
+                for case .ingest(let batch, let events) in session.receive(m) {
+                    let report = try peer.ingest(events)
+                    inserted += report.inserted
+                    _ = session.committed(batch: batch, inserted: report.inserted, duplicates: report.duplicates, gaps: 0)
+                }
             }
         }
         let seconds = monotonicSeconds() - t0
