@@ -219,6 +219,17 @@ struct PackedTests {
         let again = c.receive(sent[0])
         #expect(SessionTests.closed(again) == .malformed && !again.contains { if case .ingest = $0 { return true } else { return false } })
 
+        // Live pushes on a warm connection: the second frame is lost on the way, so the third, which refers to
+        // names the receiver does know, decodes to a different counter and clock; its check refuses it.
+        var (c2, s2, _) = SessionTests.handshake(client: e2, server: e1)
+        _ = s2.receive(.vectors([]))
+        let pushes = (0..<3).map { SessionTests.sent(s2.offer([rows[$0]], scannedTo: Int64($0 + 1))) }
+        #expect(pushes.allSatisfy { $0.count == 1 })
+        #expect(c2.receive(pushes[0][0]) == [.ingest(batch: 1, events: [rows[0].1])])
+        let afterLoss = c2.receive(pushes[2][0])
+        #expect(SessionTests.closed(afterLoss) == .unexpected && c2.state == .closed)
+        #expect(!afterLoss.contains { if case .ingest = $0 { return true } else { return false } })
+
         // A client that speaks only version 1 gets self-describing events from the same server.
         var old = SessionTests.config(SessionTests.a)
         old.versions = 1...1
