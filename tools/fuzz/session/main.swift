@@ -35,11 +35,13 @@ func config(replica: UInt64, scope: Scope) -> SyncSession.Config {
     return c
 }
 
-/// A valid event (correct hash) whose fields come from the input.
-func event(_ input: inout FuzzInput) -> Event {
+/// An event with a correct hash whose fields come from the input. From a peer, its epoch or counter may be 0
+/// (which receivers refuse); a log row (`logRow`) is always one a log can hold: epoch and counter from 1.
+func event(_ input: inout FuzzInput, logRow: Bool = false) -> Event {
     let stream = Fixed.streams[Int(input.byte()) % Fixed.streams.count]
-    let id = EventID(origin: Origin(replica: ReplicaID(rawValue: UInt64(input.byte() % 4) + 1), epoch: UInt32(input.byte() % 3)),
-                     counter: UInt64(input.byte()))
+    let least: UInt8 = logRow ? 1 : 0
+    let id = EventID(origin: Origin(replica: ReplicaID(rawValue: UInt64(input.byte() % 4) + 1), epoch: UInt32(input.byte() % 3 + least)),
+                     counter: UInt64(input.byte()) + UInt64(least))
     let body: EventBody = input.byte() & 1 == 0 ? .favouriteAdd(sensor: "s\(input.byte())")
         : .reading(Reading(source: "f", sensor: "s", time: Int64(input.byte()), values: [Measurement("pm25", 1)]))
     return Event(stream: stream, id: id, hlc: HLC(rawValue: UInt64(input.u16())), body: body)
@@ -177,7 +179,7 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             var seq = h.session.cursor
             let entries = (0..<min(Int(input.byte() % 8), h.session.readLimit)).map { _ -> (seq: Int64, event: Event) in
                 seq += 1
-                return (seq, event(&input))
+                return (seq, event(&input, logRow: true))
             }
             h.check(h.session.offer(entries, scannedTo: seq + Int64(input.byte() % 3)))
         case 7:
