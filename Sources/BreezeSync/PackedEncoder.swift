@@ -96,9 +96,7 @@ public struct PackedEncoder: Sendable {
 
     /// Whether the batch fits in empty dictionaries.
     private func fitsEmpty(_ events: [Event]) -> Bool {
-        var empty = PackedEncoder(limits: limits)
-        empty.resets = resets
-        return empty.fits(events)
+        PackedEncoder(limits: limits).fits(events)
     }
 
     private static func index<T: Hashable>(_ value: T, in dict: inout [T: Int32], _ w: inout ByteWriter,
