@@ -35,9 +35,31 @@ final class Connection {
         Unmanaged<Connection>.fromOpaque(h!.assumingMemoryBound(to: uv_handle_t.self).pointee.data).takeUnretainedValue()
     }
 
+    /// True while `pauseReading` holds the socket unread (the peer's sends then block in its kernel buffers).
+    private(set) var readingPaused = false
+
     /// Starts reading. TCP_NODELAY is set: frames are already coalesced by the outbox.
     func startReading() throws(UVError) {
         uv_tcp_nodelay(handle, 1)
+        try readStart()
+    }
+
+    /// Backpressure: stops reading the socket (`uv_read_stop`) until `resumeReading`. What the peer sends
+    /// meanwhile waits in the kernel's buffers and then blocks its sender, costing this node nothing.
+    func pauseReading() {
+        guard !closing, !readingPaused else { return }
+        readingPaused = true
+        uv_read_stop(stream)
+    }
+
+    /// Reads again after `pauseReading`.
+    func resumeReading() {
+        guard !closing, readingPaused else { return }
+        readingPaused = false
+        do { try readStart() } catch { close(error.description) }
+    }
+
+    private func readStart() throws(UVError) {
         try UVError.check(uv_read_start(stream, { _, suggested, buf in
             buf!.pointee = uv_buf_init(malloc(suggested)?.assumingMemoryBound(to: CChar.self), UInt32(suggested))
         }, { stream, nread, buf in

@@ -62,12 +62,20 @@ final class Node {
         /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
         var acksSeen = 0
         var ackProgressMillis: UInt64 = 0
-        /// Start of the current one-second window and the control messages (ping, pong, vectors) in it.
-        var controlWindowMillis: UInt64 = 0
-        var controlMessages = 0
-        init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64) {
+        /// The control-message budget (ping, pong, vectors): a token bucket holding at most
+        /// `maxControlPerSecond` tokens, refilled at that many a second; each control message takes one.
+        var controlTokens: Double
+        var controlRefilledMillis: UInt64
+        /// Messages decoded but not yet handled because the budget ran out; the socket is not read while
+        /// any are held, so a flooding peer's sends block in its own kernel buffers.
+        var held: ArraySlice<Message> = []
+        /// When the peer ran out of budget first in the current stretch of flooding (nil once its bucket
+        /// has filled up again); a stretch longer than `floodCloseMillis` closes the connection.
+        var throttledSince: UInt64?
+        init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64, controlBudget: Int) {
             self.conn = conn; self.session = session; self.address = address; self.dialer = dialer
             openedMillis = now; lastReceivedMillis = now; lastSentMillis = now
+            controlTokens = Double(controlBudget); controlRefilledMillis = now
         }
     }
 
@@ -241,7 +249,7 @@ final class Node {
         sc.batchEvents = config.batchEvents
         sc.window = config.window
         let peer = Peer(conn: conn, session: SyncSession(role: role, config: sc, nonce: SecureRandom.bytes(32)),
-                        address: address, dialer: dialer, now: now())
+                        address: address, dialer: dialer, now: now(), controlBudget: config.maxControlPerSecond)
         peers[ObjectIdentifier(peer)] = peer
         dialer?.peer = peer
         conn.onMessages = { [unowned self, unowned peer] result in self.received(peer, result) }
@@ -265,23 +273,66 @@ final class Node {
                 peer.conn.close("peer does not read its replies (\(peer.conn.queuedBytes) bytes queued)")
                 return
             }
-            for m in messages {
-                guard peers[ObjectIdentifier(peer)] != nil else { return }
-                switch m {
-                case .ping, .pong, .vectors:
-                    let t = now()
-                    if t - peer.controlWindowMillis >= 1000 { peer.controlWindowMillis = t; peer.controlMessages = 0 }
-                    peer.controlMessages += 1
-                    if peer.controlMessages > config.maxControlPerSecond {
-                        perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong or vectors messages in a second"))
-                        return
-                    }
-                default: break
-                }
-                perform(peer, peer.session.receive(m))
+            if !peer.held.isEmpty {                 // (reading is paused, so this is only a safeguard)
+                peer.held.append(contentsOf: messages)
+                return
             }
+            deliver(peer, messages[...])
         case .failure(let e):
             perform(peer, peer.session.receiveGarbage(e))
+        }
+    }
+
+    /// Hands messages to the session in order while the peer's control budget lasts. When it runs out, the
+    /// rest are held and the socket is no longer read (backpressure: the flood blocks in the peer's `send`
+    /// and costs neither side CPU); `onTick` hands them on as the budget refills and reads again once none
+    /// are held. Closing is kept for a peer that goes on flooding for `floodCloseMillis`.
+    private func deliver(_ peer: Peer, _ messages: ArraySlice<Message>) {
+        var rest = messages
+        while let m = rest.first {
+            guard peers[ObjectIdentifier(peer)] != nil, !peer.conn.closing else { peer.held = []; return }
+            switch m {
+            case .ping, .pong, .vectors:
+                let t = now()
+                refillControlBudget(peer, now: t)
+                guard peer.controlTokens >= 1 else {
+                    peer.held = rest
+                    if peer.throttledSince == nil { peer.throttledSince = t }
+                    peer.conn.pauseReading()
+                    return
+                }
+                peer.controlTokens -= 1
+            default: break
+            }
+            rest = rest.dropFirst()
+            perform(peer, peer.session.receive(m))
+        }
+        peer.held = []
+        peer.conn.resumeReading()
+    }
+
+    private func refillControlBudget(_ peer: Peer, now t: UInt64) {
+        let budget = Double(config.maxControlPerSecond)
+        peer.controlTokens = min(budget, peer.controlTokens + Double(t - peer.controlRefilledMillis) * budget / 1000)
+        peer.controlRefilledMillis = t
+    }
+
+    /// Every tick: peers held back by their control budget get what has refilled; a stretch of flooding
+    /// ends once a peer's bucket is full again, and one longer than `floodCloseMillis` closes.
+    private func serveThrottled(now t: UInt64) {
+        for peer in Array(peers.values) {
+            guard let since = peer.throttledSince else { continue }
+            if !peer.held.isEmpty {
+                if t - since > config.floodCloseMillis {
+                    peer.held = []
+                    perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong or vectors messages a second for \(config.floodCloseMillis) ms"))
+                } else {
+                    deliver(peer, peer.held)
+                }
+            } else {
+                refillControlBudget(peer, now: t)
+                if peer.controlTokens >= Double(config.maxControlPerSecond) { peer.throttledSince = nil }
+            }
         }
     }
 
@@ -300,7 +351,7 @@ final class Node {
                 peer.readyMillis = now()
                 peer.dialer?.attempt = 0
                 sendVectors(peer)
-                writeStatus()
+                statusChanged = true
             case .ingest(let batch, let events):
                 pending.append((peer, batch, events))
             case .rescan:
@@ -328,7 +379,9 @@ final class Node {
             d.peer = nil
             scheduleRedial(d)
         }
-        if !stopping { writeStatus() } else { finishShutdownIfIdle() }
+        // Status lists authenticated and dialled peers only: an unauthenticated one (an idle socket, a
+        // garbage sender) going away changes nothing shown, and costs no database write.
+        if stopping { finishShutdownIfIdle() } else if peer.readyMillis != nil || peer.dialer != nil { statusChanged = true }
     }
 
     /// During shutdown, once every connection is closed the grace timer is not needed: close it so the
@@ -419,11 +472,15 @@ final class Node {
     }
 
     private var lastSecondMillis: UInt64 = 0
+    /// Set when what `breeze status` shows has changed; written at the next tick, so peers coming and going
+    /// cost at most ten status transactions a second whatever their rate.
+    private var statusChanged = false
 
     /// Every 100 ms: a handshake past its timeout is ended at once (a slow sender is gone within 0.1 s of
     /// the timeout, not up to a second later); the rest of the housekeeping runs once a second.
     private func onTick() {
         let t = now()
+        serveThrottled(now: t)
         for peer in Array(peers.values) where peer.session.state != .ready && peer.session.state != .closed
             && t - peer.openedMillis > config.handshakeTimeoutMillis {
             perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
@@ -431,6 +488,8 @@ final class Node {
         if t - lastSecondMillis >= 1000 {
             lastSecondMillis = t
             everySecond()
+        } else if statusChanged {
+            writeStatus()
         }
     }
 
@@ -489,6 +548,7 @@ final class Node {
     }
 
     func writeStatus(stopped: Bool = false) {
+        statusChanged = false
         var list: [PeerStatus] = []
         for peer in peers.values where peer.session.state == .ready || peer.dialer != nil {
             list.append(status(of: peer, connected: true))
