@@ -26,6 +26,12 @@ final class Node {
     private var server: UnsafeMutablePointer<uv_tcp_t>?
     private(set) var listenAddress: String?
     private var peers: [ObjectIdentifier: Peer] = [:]
+    /// Inbound peers in accept order from `handshakingHead` on; those no longer in their handshake (flag
+    /// `handshaking` off) are skipped and compacted away lazily, so an accept costs O(1), not a scan of
+    /// every peer, during an accept storm. `handshakingCount` counts the live ones.
+    private var handshakeQueue: [Peer] = []
+    private var handshakingHead = 0
+    private var handshakingCount = 0
     private var dialers: [Dialer] = []
     private var pending: [(peer: Peer, batch: UInt64, events: [Event])] = []
     /// Outbound connections not yet established, with when they started (closed on timeout or shutdown).
@@ -59,6 +65,8 @@ final class Node {
         var note: String?
         /// When the session became ready (for the vectors timeout).
         var readyMillis: UInt64?
+        /// An inbound peer still in its handshake and not closing (counted against `maxUnauthenticated`).
+        var handshaking = false
         /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
         var acksSeen = 0
         var ackProgressMillis: UInt64 = 0
@@ -169,14 +177,32 @@ final class Node {
         let conn = Connection(loop: loop)
         let rc = uv_accept(UnsafeMutableRawPointer(server).assumingMemoryBound(to: uv_stream_t.self), conn.stream)
         guard rc == 0 else { conn.close("accept failed"); return }
-        let unauthenticated = peers.values.filter { $0.dialer == nil && $0.session.state != .ready && !$0.conn.closing }
-        if unauthenticated.count >= config.maxUnauthenticated, let oldest = unauthenticated.min(by: { $0.openedMillis < $1.openedMillis }) {
+        while handshakingCount >= config.maxUnauthenticated && handshakingHead < handshakeQueue.count {
             // Full: drop the connection that has been in its handshake longest (a real peer finishes in
             // milliseconds), rather than refuse every newcomer until the idle ones time out.
-            oldest.conn.close("too many connections still authenticating (\(unauthenticated.count)); oldest dropped")
+            let oldest = handshakeQueue[handshakingHead]
+            handshakingHead += 1
+            guard oldest.handshaking else { continue }
+            let n = handshakingCount
+            leaveHandshake(oldest)
+            oldest.conn.close("too many connections still authenticating (\(n)); oldest dropped")
         }
         let address = conn.peerName()
-        attach(conn, role: .server, address: address, dialer: nil)
+        guard let peer = attach(conn, role: .server, address: address, dialer: nil), !conn.closing else { return }
+        peer.handshaking = true
+        handshakingCount += 1
+        handshakeQueue.append(peer)
+        if handshakeQueue.count - handshakingHead > 2 * max(handshakingCount, 64) {
+            handshakeQueue = handshakeQueue[handshakingHead...].filter(\.handshaking)
+            handshakingHead = 0
+        }
+    }
+
+    /// Takes an inbound peer out of the handshake count (it authenticated, or it is closing).
+    private func leaveHandshake(_ peer: Peer) {
+        guard peer.handshaking else { return }
+        peer.handshaking = false
+        handshakingCount -= 1
     }
 
     private func dial(_ d: Dialer) {
@@ -244,7 +270,8 @@ final class Node {
         }, delay, 0)
     }
 
-    private func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) {
+    @discardableResult
+    private func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) -> Peer? {
         var sc = SyncSession.Config(replica: log.replica, scope: config.scope, secret: config.secret)
         sc.batchEvents = config.batchEvents
         sc.window = config.window
@@ -256,9 +283,10 @@ final class Node {
         conn.onClosed = { [unowned self, unowned peer] reason in self.closed(peer, reason) }
         do { try conn.startReading() } catch {
             conn.close(error.description)
-            return
+            return nil
         }
         perform(peer, peer.session.start())
+        return peer
     }
 
     // MARK: Session I/O
@@ -343,10 +371,12 @@ final class Node {
                 peer.conn.send(Frame.encode(m))
                 peer.lastSentMillis = now()
             case .close(let reason):
+                leaveHandshake(peer)
                 peer.note = reason
                 peer.conn.closeAfterWriting(reason, now: now())
             case .authenticated(let replica, let scope):
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
+                leaveHandshake(peer)
                 peer.conn.decoder.maxLength = Frame.maxLength
                 peer.readyMillis = now()
                 peer.dialer?.attempt = 0
@@ -372,6 +402,7 @@ final class Node {
 
     private func closed(_ peer: Peer, _ reason: String) {
         peers.removeValue(forKey: ObjectIdentifier(peer))
+        leaveHandshake(peer)
         config.log("peer \(peer.address): disconnected (\(reason))")
         if let d = peer.dialer {
             d.lastStatus = status(of: peer, connected: false)
@@ -426,7 +457,7 @@ final class Node {
     /// Lets every session with room in its window read the log and send.
     private func pump() {
         var more = false
-        for peer in peers.values {
+        for peer in peers.values where peer.readyMillis != nil {     // (no struct copy for peers in handshake)
             var rounds = 0
             while peer.session.wantsEvents && peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
                 let limit = peer.session.readLimit
