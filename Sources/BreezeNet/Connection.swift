@@ -138,28 +138,32 @@ final class Connection {
         finishClose()
     }
 
-    /// Closes now, dropping anything queued.
-    func close(_ reason: String) {
+    /// Closes now, dropping anything queued. With `reset` the peer gets a TCP reset instead of an orderly
+    /// end (`uv_tcp_close_reset`): for connections dropped as abuse, it leaves no TIME_WAIT socket here and
+    /// costs the kernel less than a FIN exchange.
+    func close(_ reason: String, reset: Bool = false) {
         if closing && !closeAfterFlush { return }
         closeReason = reason
         closing = true
         closeAfterFlush = false
-        finishClose()
+        finishClose(reset: reset && !writing)
     }
 
     private var closed = false
-    private func finishClose() {
+    private func finishClose(reset: Bool = false) {
         guard !closed else { return }
         closed = true
         let callback = onClosed
         onClosed = nil
         onMessages = nil
         callback?(closeReason)
-        uv_close(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)) { h in
+        let done: uv_close_cb = { h in
             let raw = UnsafeMutableRawPointer(h!)
             Unmanaged<Connection>.fromOpaque(h!.pointee.data).release()
             raw.assumingMemoryBound(to: uv_tcp_t.self).deallocate()
         }
+        if reset && uv_tcp_close_reset(handle, done) == 0 { return }
+        uv_close(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self), done)
     }
 
     /// The remote address as `host:port`.

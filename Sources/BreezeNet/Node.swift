@@ -30,6 +30,11 @@ final class Node {
     /// `handshaking` off) are skipped and compacted away lazily, so an accept costs O(1), not a scan of
     /// every peer, during an accept storm. `handshakingCount` counts the live ones.
     private var handshakeQueue: [Peer] = []
+    /// Peers whose session has become ready: the only ones `pump` has to look at.
+    private var readyPeers: [ObjectIdentifier: Peer] = [:]
+    /// Connections dropped to make room for newcomers since the last summary line (logged once a second
+    /// rather than one line each during an accept storm).
+    private var evictedSinceLog = 0
     private var handshakingHead = 0
     private var handshakingCount = 0
     private var dialers: [Dialer] = []
@@ -67,6 +72,8 @@ final class Node {
         var readyMillis: UInt64?
         /// An inbound peer still in its handshake and not closing (counted against `maxUnauthenticated`).
         var handshaking = false
+        /// Dropped to make room for a newcomer: counted in a summary instead of a log line of its own.
+        var evicted = false
         /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
         var acksSeen = 0
         var ackProgressMillis: UInt64 = 0
@@ -183,9 +190,10 @@ final class Node {
             let oldest = handshakeQueue[handshakingHead]
             handshakingHead += 1
             guard oldest.handshaking else { continue }
-            let n = handshakingCount
             leaveHandshake(oldest)
-            oldest.conn.close("too many connections still authenticating (\(n)); oldest dropped")
+            oldest.evicted = true
+            evictedSinceLog += 1
+            oldest.conn.close("too many connections still authenticating; oldest dropped", reset: true)
         }
         let address = conn.peerName()
         guard let peer = attach(conn, role: .server, address: address, dialer: nil), !conn.closing else { return }
@@ -377,6 +385,7 @@ final class Node {
             case .authenticated(let replica, let scope):
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
                 leaveHandshake(peer)
+                readyPeers[ObjectIdentifier(peer)] = peer
                 peer.conn.decoder.maxLength = Frame.maxLength
                 peer.readyMillis = now()
                 peer.dialer?.attempt = 0
@@ -403,7 +412,8 @@ final class Node {
     private func closed(_ peer: Peer, _ reason: String) {
         peers.removeValue(forKey: ObjectIdentifier(peer))
         leaveHandshake(peer)
-        config.log("peer \(peer.address): disconnected (\(reason))")
+        readyPeers.removeValue(forKey: ObjectIdentifier(peer))
+        if !peer.evicted { config.log("peer \(peer.address): disconnected (\(reason))") }
         if let d = peer.dialer {
             d.lastStatus = status(of: peer, connected: false)
             d.lastError = reason
@@ -457,7 +467,7 @@ final class Node {
     /// Lets every session with room in its window read the log and send.
     private func pump() {
         var more = false
-        for peer in peers.values where peer.readyMillis != nil {     // (no struct copy for peers in handshake)
+        for peer in readyPeers.values {
             var rounds = 0
             while peer.session.wantsEvents && peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
                 let limit = peer.session.readLimit
@@ -526,6 +536,10 @@ final class Node {
 
     private func everySecond() {
         let t = now()
+        if evictedSinceLog > 0 {
+            config.log("\(evictedSinceLog) connections still authenticating dropped (at most \(config.maxUnauthenticated) at once; the oldest go first)")
+            evictedSinceLog = 0
+        }
         for (_, c) in connecting where t - c.started > config.handshakeTimeoutMillis {
             c.conn.close("connect timed out after \(config.handshakeTimeoutMillis) ms")
         }
