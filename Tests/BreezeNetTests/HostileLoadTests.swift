@@ -349,6 +349,8 @@ final class IdleSockets {
 /// Every kind of hostile peer at once, on background threads, until `stop()`: 1,000 idle unauthenticated
 /// sockets (re-opened as the node drops them), slow senders trickling a hello, oversized length prefixes,
 /// and an authenticated peer flooding pings (100,000 a second) without reading, reconnecting when dropped. `counts` says how often each fired.
+/// The threads sleep between rounds (they do not spin), so what they cost is the attack, not a busy loop; for
+/// diagnosis, `BREEZE_HOSTILE_ONLY=idle,slow,oversized,flood` (any subset) runs only those kinds.
 // Its mutable state is guarded by `lock`; the threads read `stopping` under it too.
 final class HostileLoad: @unchecked Sendable {
     let address: String
