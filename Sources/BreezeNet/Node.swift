@@ -30,13 +30,13 @@ final class Node {
     /// `handshaking` off) are skipped and compacted away lazily, so an accept costs O(1), not a scan of
     /// every peer, during an accept storm. `handshakingCount` counts the live ones.
     private var handshakeQueue: [Peer] = []
-    /// Peers whose session has become ready: the only ones `pump` has to look at.
-    private var readyPeers: [ObjectIdentifier: Peer] = [:]
+    private var handshakingHead = 0
+    private var handshakingCount = 0
     /// Connections dropped to make room for newcomers since the last summary line (logged once a second
     /// rather than one line each during an accept storm).
     private var evictedSinceLog = 0
-    private var handshakingHead = 0
-    private var handshakingCount = 0
+    /// Peers whose session has become ready: the only ones `pump` has to look at.
+    private var readyPeers: [ObjectIdentifier: Peer] = [:]
     private var dialers: [Dialer] = []
     private var pending: [(peer: Peer, batch: UInt64, events: [Event])] = []
     /// Outbound connections not yet established, with when they started (closed on timeout or shutdown).
@@ -522,8 +522,23 @@ final class Node {
     private func onTick() {
         let t = now()
         serveThrottled(now: t)
-        for peer in Array(peers.values) where peer.session.state != .ready && peer.session.state != .closed
-            && t - peer.openedMillis > config.handshakeTimeoutMillis {
+        // Inbound handshakes are queued in accept order, so only the expired head of the queue is looked at
+        // (not every peer, ten times a second, while hundreds of idle sockets wait).
+        while handshakingHead < handshakeQueue.count {
+            let peer = handshakeQueue[handshakingHead]
+            if peer.handshaking {
+                guard t - peer.openedMillis > config.handshakeTimeoutMillis else { break }
+                perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
+                if peer.handshaking {           // (the session was already closed: close the socket here)
+                    leaveHandshake(peer)
+                    peer.conn.close("no handshake within \(config.handshakeTimeoutMillis) ms")
+                }
+            }
+            handshakingHead += 1
+        }
+        for d in dialers {
+            guard let peer = d.peer, peer.readyMillis == nil, t - peer.openedMillis > config.handshakeTimeoutMillis,
+                  peer.session.state != .ready && peer.session.state != .closed else { continue }
             perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
         }
         if t - lastSecondMillis >= 1000 {

@@ -212,9 +212,11 @@ struct HostileLoadTests {
         let mq = median(quiet), ml = median(loaded)
         // Node CPU per 1,000 events synced: the cost the attack adds to the nodes, whatever the machine's load.
         let perK = { (s: Double, n: Int) in fmt(s * 1000 / Double(n * burst / 1000)) }
+        // The same as a ratio: quiet node CPU per event over loaded (1.00 when the attack costs the nodes nothing).
+        let cpuRatio = (cpuQuiet[0] + cpuQuiet[1]) / Double(quiet.count) / max(0.001, (cpuLoaded[0] + cpuLoaded[1]) / Double(loaded.count))
         let counts = load.counts
         print("FAULT scenario=7 part=throughput fired=\(counts.values.reduce(0, +)) lost=0 duplicated=0 unexpected=0 "
-              + "quiet_events_per_s=\(Int(mq)) loaded_events_per_s=\(Int(ml)) ratio=\(fmt(ratio)) ratios=\(ratios.map(fmt)) "
+              + "quiet_events_per_s=\(Int(mq)) loaded_events_per_s=\(Int(ml)) ratio=\(fmt(ratio)) ratios=\(ratios.map(fmt)) cpu_ratio=\(fmt(cpuRatio)) "
               + "node_cpu_ms_per_kevent_quiet=\(perK(cpuQuiet[0], quiet.count))+\(perK(cpuQuiet[1], quiet.count)) "
               + "node_cpu_ms_per_kevent_loaded=\(perK(cpuLoaded[0], loaded.count))+\(perK(cpuLoaded[1], loaded.count)) "
               + "test_process_cpu_s_per_trial_quiet=\(fmt(cpuQuiet[2] / Double(quiet.count))) loaded=\(fmt(cpuLoaded[2] / Double(loaded.count))) "
