@@ -35,9 +35,31 @@ final class Connection {
         Unmanaged<Connection>.fromOpaque(h!.assumingMemoryBound(to: uv_handle_t.self).pointee.data).takeUnretainedValue()
     }
 
+    /// True while `pauseReading` holds the socket unread (the peer's sends then block in its kernel buffers).
+    private(set) var readingPaused = false
+
     /// Starts reading. TCP_NODELAY is set: frames are already coalesced by the outbox.
     func startReading() throws(UVError) {
         uv_tcp_nodelay(handle, 1)
+        try readStart()
+    }
+
+    /// Backpressure: stops reading the socket (`uv_read_stop`) until `resumeReading`. What the peer sends
+    /// meanwhile waits in the kernel's buffers and then blocks its sender, costing this node nothing.
+    func pauseReading() {
+        guard !closing, !readingPaused else { return }
+        readingPaused = true
+        uv_read_stop(stream)
+    }
+
+    /// Reads again after `pauseReading`.
+    func resumeReading() {
+        guard !closing, readingPaused else { return }
+        readingPaused = false
+        do { try readStart() } catch { close(error.description) }
+    }
+
+    private func readStart() throws(UVError) {
         try UVError.check(uv_read_start(stream, { _, suggested, buf in
             buf!.pointee = uv_buf_init(malloc(suggested)?.assumingMemoryBound(to: CChar.self), UInt32(suggested))
         }, { stream, nread, buf in
@@ -116,28 +138,32 @@ final class Connection {
         finishClose()
     }
 
-    /// Closes now, dropping anything queued.
-    func close(_ reason: String) {
+    /// Closes now, dropping anything queued. With `reset` the peer gets a TCP reset instead of an orderly
+    /// end (`uv_tcp_close_reset`): for connections dropped as abuse, it leaves no TIME_WAIT socket here and
+    /// costs the kernel less than a FIN exchange.
+    func close(_ reason: String, reset: Bool = false) {
         if closing && !closeAfterFlush { return }
         closeReason = reason
         closing = true
         closeAfterFlush = false
-        finishClose()
+        finishClose(reset: reset && !writing)
     }
 
     private var closed = false
-    private func finishClose() {
+    private func finishClose(reset: Bool = false) {
         guard !closed else { return }
         closed = true
         let callback = onClosed
         onClosed = nil
         onMessages = nil
         callback?(closeReason)
-        uv_close(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)) { h in
+        let done: uv_close_cb = { h in
             let raw = UnsafeMutableRawPointer(h!)
             Unmanaged<Connection>.fromOpaque(h!.pointee.data).release()
             raw.assumingMemoryBound(to: uv_tcp_t.self).deallocate()
         }
+        if reset && uv_tcp_close_reset(handle, done) == 0 { return }
+        uv_close(UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self), done)
     }
 
     /// The remote address as `host:port`.

@@ -26,6 +26,17 @@ final class Node {
     private var server: UnsafeMutablePointer<uv_tcp_t>?
     private(set) var listenAddress: String?
     private var peers: [ObjectIdentifier: Peer] = [:]
+    /// Inbound peers in accept order from `handshakingHead` on; those no longer in their handshake (flag
+    /// `handshaking` off) are skipped and compacted away lazily, so an accept costs O(1), not a scan of
+    /// every peer, during an accept storm. `handshakingCount` counts the live ones.
+    private var handshakeQueue: [Peer] = []
+    private var handshakingHead = 0
+    private var handshakingCount = 0
+    /// Connections dropped to make room for newcomers since the last summary line (logged once a second
+    /// rather than one line each during an accept storm).
+    private var evictedSinceLog = 0
+    /// Peers whose session has become ready: the only ones `pump` has to look at.
+    private var readyPeers: [ObjectIdentifier: Peer] = [:]
     private var dialers: [Dialer] = []
     private var pending: [(peer: Peer, batch: UInt64, events: [Event])] = []
     /// Outbound connections not yet established, with when they started (closed on timeout or shutdown).
@@ -59,15 +70,27 @@ final class Node {
         var note: String?
         /// When the session became ready (for the vectors timeout).
         var readyMillis: UInt64?
+        /// An inbound peer still in its handshake and not closing (counted against `maxUnauthenticated`).
+        var handshaking = false
+        /// Dropped to make room for a newcomer: counted in a summary instead of a log line of its own.
+        var evicted = false
         /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
         var acksSeen = 0
         var ackProgressMillis: UInt64 = 0
-        /// Start of the current one-second window and the control messages (ping, pong, vectors) in it.
-        var controlWindowMillis: UInt64 = 0
-        var controlMessages = 0
-        init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64) {
+        /// The control-message budget (ping, pong, vectors): a token bucket holding at most
+        /// `maxControlPerSecond` tokens, refilled at that many a second; each control message takes one.
+        var controlTokens: Double
+        var controlRefilledMillis: UInt64
+        /// Messages decoded but not yet handled because the budget ran out; the socket is not read while
+        /// any are held, so a flooding peer's sends block in its own kernel buffers.
+        var held: ArraySlice<Message> = []
+        /// When the peer ran out of budget first in the current stretch of flooding (nil once its bucket
+        /// has filled up again); a stretch longer than `floodCloseMillis` closes the connection.
+        var throttledSince: UInt64?
+        init(conn: Connection, session: SyncSession, address: String, dialer: Dialer?, now: UInt64, controlBudget: Int) {
             self.conn = conn; self.session = session; self.address = address; self.dialer = dialer
             openedMillis = now; lastReceivedMillis = now; lastSentMillis = now
+            controlTokens = Double(controlBudget); controlRefilledMillis = now
         }
     }
 
@@ -161,14 +184,33 @@ final class Node {
         let conn = Connection(loop: loop)
         let rc = uv_accept(UnsafeMutableRawPointer(server).assumingMemoryBound(to: uv_stream_t.self), conn.stream)
         guard rc == 0 else { conn.close("accept failed"); return }
-        let unauthenticated = peers.values.filter { $0.dialer == nil && $0.session.state != .ready && !$0.conn.closing }
-        if unauthenticated.count >= config.maxUnauthenticated, let oldest = unauthenticated.min(by: { $0.openedMillis < $1.openedMillis }) {
+        while handshakingCount >= config.maxUnauthenticated && handshakingHead < handshakeQueue.count {
             // Full: drop the connection that has been in its handshake longest (a real peer finishes in
             // milliseconds), rather than refuse every newcomer until the idle ones time out.
-            oldest.conn.close("too many connections still authenticating (\(unauthenticated.count)); oldest dropped")
+            let oldest = handshakeQueue[handshakingHead]
+            handshakingHead += 1
+            guard oldest.handshaking else { continue }
+            leaveHandshake(oldest)
+            oldest.evicted = true
+            evictedSinceLog += 1
+            oldest.conn.close("too many connections still authenticating; oldest dropped", reset: true)
         }
         let address = conn.peerName()
-        attach(conn, role: .server, address: address, dialer: nil)
+        guard let peer = attach(conn, role: .server, address: address, dialer: nil), !conn.closing else { return }
+        peer.handshaking = true
+        handshakingCount += 1
+        handshakeQueue.append(peer)
+        if handshakeQueue.count - handshakingHead > 2 * max(handshakingCount, 64) {
+            handshakeQueue = handshakeQueue[handshakingHead...].filter(\.handshaking)
+            handshakingHead = 0
+        }
+    }
+
+    /// Takes an inbound peer out of the handshake count (it authenticated, or it is closing).
+    private func leaveHandshake(_ peer: Peer) {
+        guard peer.handshaking else { return }
+        peer.handshaking = false
+        handshakingCount -= 1
     }
 
     private func dial(_ d: Dialer) {
@@ -236,21 +278,23 @@ final class Node {
         }, delay, 0)
     }
 
-    private func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) {
+    @discardableResult
+    private func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) -> Peer? {
         var sc = SyncSession.Config(replica: log.replica, scope: config.scope, secret: config.secret)
         sc.batchEvents = config.batchEvents
         sc.window = config.window
         let peer = Peer(conn: conn, session: SyncSession(role: role, config: sc, nonce: SecureRandom.bytes(32)),
-                        address: address, dialer: dialer, now: now())
+                        address: address, dialer: dialer, now: now(), controlBudget: config.maxControlPerSecond)
         peers[ObjectIdentifier(peer)] = peer
         dialer?.peer = peer
         conn.onMessages = { [unowned self, unowned peer] result in self.received(peer, result) }
         conn.onClosed = { [unowned self, unowned peer] reason in self.closed(peer, reason) }
         do { try conn.startReading() } catch {
             conn.close(error.description)
-            return
+            return nil
         }
         perform(peer, peer.session.start())
+        return peer
     }
 
     // MARK: Session I/O
@@ -265,23 +309,66 @@ final class Node {
                 peer.conn.close("peer does not read its replies (\(peer.conn.queuedBytes) bytes queued)")
                 return
             }
-            for m in messages {
-                guard peers[ObjectIdentifier(peer)] != nil else { return }
-                switch m {
-                case .ping, .pong, .vectors:
-                    let t = now()
-                    if t - peer.controlWindowMillis >= 1000 { peer.controlWindowMillis = t; peer.controlMessages = 0 }
-                    peer.controlMessages += 1
-                    if peer.controlMessages > config.maxControlPerSecond {
-                        perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong or vectors messages in a second"))
-                        return
-                    }
-                default: break
-                }
-                perform(peer, peer.session.receive(m))
+            if !peer.held.isEmpty {                 // (reading is paused, so this is only a safeguard)
+                peer.held.append(contentsOf: messages)
+                return
             }
+            deliver(peer, messages[...])
         case .failure(let e):
             perform(peer, peer.session.receiveGarbage(e))
+        }
+    }
+
+    /// Hands messages to the session in order while the peer's control budget lasts. When it runs out, the
+    /// rest are held and the socket is no longer read (backpressure: the flood blocks in the peer's `send`
+    /// and costs neither side CPU); `onTick` hands them on as the budget refills and reads again once none
+    /// are held. Closing is kept for a peer that goes on flooding for `floodCloseMillis`.
+    private func deliver(_ peer: Peer, _ messages: ArraySlice<Message>) {
+        var rest = messages
+        while let m = rest.first {
+            guard peers[ObjectIdentifier(peer)] != nil, !peer.conn.closing else { peer.held = []; return }
+            switch m {
+            case .ping, .pong, .vectors:
+                let t = now()
+                refillControlBudget(peer, now: t)
+                guard peer.controlTokens >= 1 else {
+                    peer.held = rest
+                    if peer.throttledSince == nil { peer.throttledSince = t }
+                    peer.conn.pauseReading()
+                    return
+                }
+                peer.controlTokens -= 1
+            default: break
+            }
+            rest = rest.dropFirst()
+            perform(peer, peer.session.receive(m))
+        }
+        peer.held = []
+        peer.conn.resumeReading()
+    }
+
+    private func refillControlBudget(_ peer: Peer, now t: UInt64) {
+        let budget = Double(config.maxControlPerSecond)
+        peer.controlTokens = min(budget, peer.controlTokens + Double(t - peer.controlRefilledMillis) * budget / 1000)
+        peer.controlRefilledMillis = t
+    }
+
+    /// Every tick: peers held back by their control budget get what has refilled; a stretch of flooding
+    /// ends once a peer's bucket is full again, and one longer than `floodCloseMillis` closes.
+    private func serveThrottled(now t: UInt64) {
+        for peer in Array(peers.values) {
+            guard let since = peer.throttledSince else { continue }
+            if !peer.held.isEmpty {
+                if t - since > config.floodCloseMillis {
+                    peer.held = []
+                    perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong or vectors messages a second for \(config.floodCloseMillis) ms"))
+                } else {
+                    deliver(peer, peer.held)
+                }
+            } else {
+                refillControlBudget(peer, now: t)
+                if peer.controlTokens >= Double(config.maxControlPerSecond) { peer.throttledSince = nil }
+            }
         }
     }
 
@@ -292,15 +379,18 @@ final class Node {
                 peer.conn.send(Frame.encode(m))
                 peer.lastSentMillis = now()
             case .close(let reason):
+                leaveHandshake(peer)
                 peer.note = reason
                 peer.conn.closeAfterWriting(reason, now: now())
             case .authenticated(let replica, let scope):
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
+                leaveHandshake(peer)
+                readyPeers[ObjectIdentifier(peer)] = peer
                 peer.conn.decoder.maxLength = Frame.maxLength
                 peer.readyMillis = now()
                 peer.dialer?.attempt = 0
                 sendVectors(peer)
-                writeStatus()
+                statusChanged = true
             case .ingest(let batch, let events):
                 pending.append((peer, batch, events))
             case .rescan:
@@ -321,14 +411,18 @@ final class Node {
 
     private func closed(_ peer: Peer, _ reason: String) {
         peers.removeValue(forKey: ObjectIdentifier(peer))
-        config.log("peer \(peer.address): disconnected (\(reason))")
+        leaveHandshake(peer)
+        readyPeers.removeValue(forKey: ObjectIdentifier(peer))
+        if !peer.evicted { config.log("peer \(peer.address): disconnected (\(reason))") }
         if let d = peer.dialer {
             d.lastStatus = status(of: peer, connected: false)
             d.lastError = reason
             d.peer = nil
             scheduleRedial(d)
         }
-        if !stopping { writeStatus() } else { finishShutdownIfIdle() }
+        // Status lists authenticated and dialled peers only: an unauthenticated one (an idle socket, a
+        // garbage sender) going away changes nothing shown, and costs no database write.
+        if stopping { finishShutdownIfIdle() } else if peer.readyMillis != nil || peer.dialer != nil { statusChanged = true }
     }
 
     /// During shutdown, once every connection is closed the grace timer is not needed: close it so the
@@ -373,7 +467,7 @@ final class Node {
     /// Lets every session with room in its window read the log and send.
     private func pump() {
         var more = false
-        for peer in peers.values {
+        for peer in readyPeers.values {
             var rounds = 0
             while peer.session.wantsEvents && peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
                 let limit = peer.session.readLimit
@@ -419,23 +513,48 @@ final class Node {
     }
 
     private var lastSecondMillis: UInt64 = 0
+    /// Set when what `breeze status` shows has changed; written at the next tick, so peers coming and going
+    /// cost at most ten status transactions a second whatever their rate.
+    private var statusChanged = false
 
     /// Every 100 ms: a handshake past its timeout is ended at once (a slow sender is gone within 0.1 s of
     /// the timeout, not up to a second later); the rest of the housekeeping runs once a second.
     private func onTick() {
         let t = now()
-        for peer in Array(peers.values) where peer.session.state != .ready && peer.session.state != .closed
-            && t - peer.openedMillis > config.handshakeTimeoutMillis {
+        serveThrottled(now: t)
+        // Inbound handshakes are queued in accept order, so only the expired head of the queue is looked at
+        // (not every peer, ten times a second, while hundreds of idle sockets wait).
+        while handshakingHead < handshakeQueue.count {
+            let peer = handshakeQueue[handshakingHead]
+            if peer.handshaking {
+                guard t - peer.openedMillis > config.handshakeTimeoutMillis else { break }
+                perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
+                if peer.handshaking {           // (the session was already closed: close the socket here)
+                    leaveHandshake(peer)
+                    peer.conn.close("no handshake within \(config.handshakeTimeoutMillis) ms")
+                }
+            }
+            handshakingHead += 1
+        }
+        for d in dialers {
+            guard let peer = d.peer, peer.readyMillis == nil, t - peer.openedMillis > config.handshakeTimeoutMillis,
+                  peer.session.state != .ready && peer.session.state != .closed else { continue }
             perform(peer, peer.session.abort(.timeout, "no handshake within \(config.handshakeTimeoutMillis) ms"))
         }
         if t - lastSecondMillis >= 1000 {
             lastSecondMillis = t
             everySecond()
+        } else if statusChanged {
+            writeStatus()
         }
     }
 
     private func everySecond() {
         let t = now()
+        if evictedSinceLog > 0 {
+            config.log("\(evictedSinceLog) connections still authenticating dropped (at most \(config.maxUnauthenticated) at once; the oldest go first)")
+            evictedSinceLog = 0
+        }
         for (_, c) in connecting where t - c.started > config.handshakeTimeoutMillis {
             c.conn.close("connect timed out after \(config.handshakeTimeoutMillis) ms")
         }
@@ -489,6 +608,7 @@ final class Node {
     }
 
     func writeStatus(stopped: Bool = false) {
+        statusChanged = false
         var list: [PeerStatus] = []
         for peer in peers.values where peer.session.state == .ready || peer.dialer != nil {
             list.append(status(of: peer, connected: true))

@@ -24,8 +24,12 @@ public struct NodeConfig: Sendable {
     /// oldest still in its handshake, so idle sockets cannot lock real peers out for the handshake timeout.
     public var maxUnauthenticated = 256
     /// Most `ping`, `pong` and `vectors` messages a peer may send in one second (a correct peer sends one
-    /// ping per 5 s of silence and vectors at most every 10 s); more close the connection as a flood.
+    /// ping per 5 s of silence and vectors at most every 10 s): a token bucket of this many, refilled at this
+    /// rate. A peer that runs out is throttled: the node stops reading its socket until the bucket refills.
     public var maxControlPerSecond = 20
+    /// A peer throttled by `maxControlPerSecond` without a break (its bucket never full again) for longer
+    /// than this is closed as a flood.
+    public var floodCloseMillis: UInt64 = 5_000
     /// How long a closing connection may take to write its last frames before it is closed by force.
     public var closeGraceMillis: UInt64 = 2000
     public var idleTimeoutMillis: UInt64 = 30_000

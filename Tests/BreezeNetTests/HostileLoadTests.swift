@@ -118,14 +118,18 @@ struct HostileLoadTests {
         let a = c.start("a")
         let pid = c.nodes["a"]!.child.pid
         let before = ProcStatus(pid)
-        // 1. An authenticated peer sends pings as fast as it can and never reads the pongs.
+        // 1. An authenticated peer sends pings as fast as it can and never reads the pongs. The node answers
+        // 20 a second and stops reading the rest (the sender stalls once the kernel's buffers are full), and
+        // closes the connection after 5 s of flooding.
         let pinger = RawPeer(a)!
         #expect(pinger.handshake(replica: ReplicaID(rawValue: 0xF100D), scope: .cluster, secret: c.secret) != nil)
         let pings = (0..<4096).flatMap { Frame.encode(.ping(UInt64($0))) }
         var pingBytes = 0
         let t0 = monotonic()
-        while monotonic() - t0 < 5 && pinger.sendAll(pings) { pingBytes += pings.count }
+        while monotonic() - t0 < 15 && pinger.sendAll(pings) { pingBytes += pings.count }
         let pingSeconds = monotonic() - t0
+        let pingerClosed = pinger.closedOrReset()
+        let pingerClosedAfter = monotonic() - t0
         let pingPeak = ProcStatus(pid)
         // 2. An authenticated peer sends valid event batches without waiting for acknowledgements.
         let writer = RawPeer(a)!
@@ -146,9 +150,11 @@ struct HostileLoadTests {
         let after = ProcStatus(pid)
         let stored = c.count("a")
         print("FAULT scenario=7 part=flood fired=\(pingBytes / 17 + Int(counter)) lost=0 duplicated=0 unexpected=0 "
-              + "pings_sent=\(pingBytes / 17) pinger_dropped_after_s=\(fmt(pingSeconds)) events_sent=\(counter) events_stored=\(stored) rss_before_kib=\(before.rssKiB) "
+              + "pings_sent=\(pingBytes / 17) pinger_stalled_after_s=\(fmt(pingSeconds)) pinger_closed_after_s=\(fmt(pingerClosedAfter)) events_sent=\(counter) events_stored=\(stored) rss_before_kib=\(before.rssKiB) "
               + "peak_rss_after_pings_kib=\(pingPeak.peakKiB) peak_rss_kib=\(after.peakKiB)")
-        #expect(pingSeconds < 4, "a ping flood is cut off (more than 20 a second)")
+        #expect(pingSeconds < 6, "a ping flood is throttled, then closed (more than 20 a second for 5 s)")
+        #expect(pingerClosed && pingerClosedAfter < 6.5, "the flooding peer is closed \(fmt(pingerClosedAfter)) s after it began")
+        #expect(pingBytes < 32 << 20, "the node stops reading a flood: \(pingBytes >> 20) MiB went into the kernel's buffers")
         #expect(after.peakKiB - before.peakKiB < 64 << 10, "peak RSS grew by \((after.peakKiB - before.peakKiB) >> 10) MiB")
         #expect(c.cli("a", ["favourite", "add", "still-serving"]).code == 0)
     }
@@ -162,48 +168,66 @@ struct HostileLoadTests {
         #expect(waitUntil(seconds: 10) { c.fingerprint("b") == c.fingerprint("a") })
         // One trial: a writer commits `burst` events to A in one transaction; the time until the
         // authenticated peer B holds them all gives events per second over the established connection.
-        let burst = 10_000
+        let burst = 40_000
         let pidA = c.nodes["a"]!.child.pid, pidB = c.nodes["b"]!.child.pid
-        var cpu = (quietA: 0.0, loadedA: 0.0, quietB: 0.0, loadedB: 0.0), attackerCPU = 0.0
+        // B's progress is read through a read-only handle (no write lock, no WAL check, unlike `EventLog.open`)
+        // from its greatest sequence number, every 2 ms: the probe must not slow the node it measures.
+        guard let probe = try? EventLog.openReadOnly(at: c.db("b")) else { Issue.record("cannot open b read-only"); return }
+        defer { probe.close() }
+        func progress() -> Int64 { (try? probe.lastSeq()) ?? -1 }
         func trial() -> Double {
-            let target = c.count("b") + burst
+            let target = progress() + Int64(burst)
             #expect(runProgram(c.torture, ["append", "--db", c.db("a"), "--count", String(burst), "--batch", String(burst),
                                            "--stream", "public"]).code == 0)
             let t0 = monotonic()
-            let done = waitUntil(seconds: 120) { c.count("b") >= target }
-            return done ? Double(burst) / (monotonic() - t0) : 0
+            while progress() < target && monotonic() - t0 < 120 { usleep(2_000) }
+            return progress() >= target ? Double(burst) / (monotonic() - t0) : 0
         }
         _ = trial()                                 // warm up (page cache, statements)
-        var quiet: [Double] = [], loaded: [Double] = []
         let soak = getenv("BREEZE_SOAK").map { String(cString: $0) == "1" } ?? false
-        let trials = soak ? 15 : 5
+        let trials = soak ? 15 : 7
         let load = HostileLoad(address: a, secret: c.secret)
-        for _ in 0..<trials {                      // alternate, so drift in the machine's load hits both alike
-            var a0 = cpuSeconds(pidA), b0 = cpuSeconds(pidB)
-            quiet.append(trial())
-            cpu.quietA += cpuSeconds(pidA) - a0; cpu.quietB += cpuSeconds(pidB) - b0
+        // CPU seconds of node A, node B and this process (the attacker threads and the probe) per kind of trial.
+        var cpuQuiet = [0.0, 0.0, 0.0], cpuLoaded = [0.0, 0.0, 0.0]
+        func measured(loaded: Bool) -> Double {
+            let before = [cpuSeconds(pidA), cpuSeconds(pidB), cpuSeconds(getpid())]
+            let rate = trial()
+            let used = zip([cpuSeconds(pidA), cpuSeconds(pidB), cpuSeconds(getpid())], before).map { $0 - $1 }
+            if loaded { cpuLoaded = zip(cpuLoaded, used).map { $0 + $1 } } else { cpuQuiet = zip(cpuQuiet, used).map { $0 + $1 } }
+            return rate
+        }
+        // Quiet and loaded trials alternate, quiet first and last (Q L Q ... L Q); each loaded trial is set
+        // against the mean of the quiet trials either side of it, so drift in the machine's load (other jobs
+        // building) cancels out, and the figure is the median of those ratios.
+        var quiet = [measured(loaded: false)], loaded: [Double] = []
+        for _ in 0..<trials {
             load.start()
             usleep(500_000)
-            a0 = cpuSeconds(pidA); b0 = cpuSeconds(pidB)
-            let me0 = cpuSeconds(getpid())
-            loaded.append(trial())
-            cpu.loadedA += cpuSeconds(pidA) - a0; cpu.loadedB += cpuSeconds(pidB) - b0
-            attackerCPU += cpuSeconds(getpid()) - me0
+            loaded.append(measured(loaded: true))
             load.stop()
+            quiet.append(measured(loaded: false))
         }
+        let ratios = loaded.indices.map { loaded[$0] / max(1, (quiet[$0] + quiet[$0 + 1]) / 2) }
+        let ratio = median(ratios)
         let mq = median(quiet), ml = median(loaded)
-        let ratio = ml / mq
+        // Node CPU per 1,000 events synced: the cost the attack adds to the nodes, whatever the machine's load.
+        let perK = { (s: Double, n: Int) in fmt(s * 1000 / Double(n * burst / 1000)) }
+        // The same as a ratio: quiet node CPU per event over loaded (1.00 when the attack costs the nodes nothing).
+        let cpuRatio = (cpuQuiet[0] + cpuQuiet[1]) / Double(quiet.count) / max(0.001, (cpuLoaded[0] + cpuLoaded[1]) / Double(loaded.count))
         let counts = load.counts
         print("FAULT scenario=7 part=throughput fired=\(counts.values.reduce(0, +)) lost=0 duplicated=0 unexpected=0 "
-              + "quiet_events_per_s=\(Int(mq)) loaded_events_per_s=\(Int(ml)) ratio=\(fmt(ratio)) "
-              + "node_cpu_s_quiet=\(fmt(cpu.quietA))+\(fmt(cpu.quietB)) node_cpu_s_loaded=\(fmt(cpu.loadedA))+\(fmt(cpu.loadedB)) test_process_cpu_s_loaded=\(fmt(attackerCPU)) "
+              + "quiet_events_per_s=\(Int(mq)) loaded_events_per_s=\(Int(ml)) ratio=\(fmt(ratio)) ratios=\(ratios.map(fmt)) cpu_ratio=\(fmt(cpuRatio)) "
+              + "node_cpu_ms_per_kevent_quiet=\(perK(cpuQuiet[0], quiet.count))+\(perK(cpuQuiet[1], quiet.count)) "
+              + "node_cpu_ms_per_kevent_loaded=\(perK(cpuLoaded[0], loaded.count))+\(perK(cpuLoaded[1], loaded.count)) "
+              + "test_process_cpu_s_per_trial_quiet=\(fmt(cpuQuiet[2] / Double(quiet.count))) loaded=\(fmt(cpuLoaded[2] / Double(loaded.count))) "
               + "quiet=\(quiet.map { Int($0) }) loaded=\(loaded.map { Int($0) }) load=\(counts.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" })")
-        // The issue asks for 90%. On the shared 2-core CI machine the attacker threads, both nodes and other
-        // jobs compete for the same cores, and medians of quiet trials alone vary twofold, so CI holds a floor
-        // that catches a node starved by the load (before the eviction and flood limits it was 0.00 to 0.19);
-        // BREEZE_SOAK=1, meant for a quiet machine, asks for the 90%.
-        let floor = soak ? 0.9 : 0.25
-        #expect(ratio >= floor, "loaded \(Int(ml)) vs quiet \(Int(mq)) events/s: ratio \(fmt(ratio)) below \(floor)")
+        // The issue asks for 90%, and CI holds it: since the node throttles floods instead of re-handshaking
+        // them, writes no status for unauthenticated peers and handles an accept in O(1), the median ratio was
+        // 1.02 to 1.31 in 6 runs on the shared 2-core machine (load average 5 to 7; single pairs 0.69 to 1.65),
+        // against 0.53 to 0.83 before with this same measurement. BREEZE_SOAK=1 runs 15 pairs instead of 7.
+        #expect(ratio >= 0.9, "loaded \(Int(ml)) vs quiet \(Int(mq)) events/s: ratio \(fmt(ratio)) below 0.9 (pairs \(ratios.map(fmt)))")
+        // Node CPU per event is steadier than throughput on a busy machine: 0.93 to 1.05 here, 0.74 to 0.93 before.
+        #expect(cpuRatio >= 0.8, "the attack made the nodes spend \(fmt(1 / cpuRatio))x the CPU per event")
         #expect(c.fingerprint("b") == c.fingerprint("a"))
         #expect(c.cli("a", ["favourite", "add", "still-serving"]).code == 0)
     }
@@ -328,6 +352,8 @@ final class IdleSockets {
 /// Every kind of hostile peer at once, on background threads, until `stop()`: 1,000 idle unauthenticated
 /// sockets (re-opened as the node drops them), slow senders trickling a hello, oversized length prefixes,
 /// and an authenticated peer flooding pings (100,000 a second) without reading, reconnecting when dropped. `counts` says how often each fired.
+/// The threads sleep between rounds (they do not spin), so what they cost is the attack, not a busy loop; for
+/// diagnosis, `BREEZE_HOSTILE_ONLY=idle,slow,oversized,flood` (any subset) runs only those kinds.
 // Its mutable state is guarded by `lock`; the threads read `stopping` under it too.
 final class HostileLoad: @unchecked Sendable {
     let address: String
@@ -349,7 +375,9 @@ final class HostileLoad: @unchecked Sendable {
 
     func start() {
         lock.lock(); stopping = false; lock.unlock()
-        spawn { [self] in
+        let only = getenv("BREEZE_HOSTILE_ONLY").map { Set(String(cString: $0).split(separator: ",").map(String.init)) }
+        func on(_ kind: String) -> Bool { only?.contains(kind) ?? true }
+        if on("idle") { spawn { [self] in
             // Idle sockets: keep 1,000 open, re-opening those the node dropped every 5 s (its handshake timeout).
             var idle: [Int32] = []
             while !stopped {
@@ -363,8 +391,8 @@ final class HostileLoad: @unchecked Sendable {
                 for _ in 0..<50 where !stopped { usleep(100_000) }
             }
             idle.forEach { close($0) }
-        }
-        spawn { [self] in
+        } }
+        if on("slow") { spawn { [self] in
             // Slow senders: 10 sockets trickling a hello one byte every 50 ms.
             let hello = Frame.encode(.hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0x51), scope: .cluster,
                                             nonce: [UInt8](repeating: 7, count: 32)))
@@ -379,8 +407,8 @@ final class HostileLoad: @unchecked Sendable {
                 usleep(50_000)
             }
             slow.forEach { close($0.fd) }
-        }
-        spawn { [self] in
+        } }
+        if on("oversized") { spawn { [self] in
             // Oversized length prefixes, 20 a second.
             while !stopped {
                 if let fd = connectTCP(address) {
@@ -391,8 +419,8 @@ final class HostileLoad: @unchecked Sendable {
                 }
                 usleep(50_000)
             }
-        }
-        spawn { [self] in
+        } }
+        if on("flood") { spawn { [self] in
             // An authenticated flood of pings that never reads the pongs; reconnects when dropped.
             let pings = (0..<1024).flatMap { Frame.encode(.ping(UInt64($0))) }
             var n: UInt64 = 0
@@ -406,7 +434,7 @@ final class HostileLoad: @unchecked Sendable {
                 while !stopped && p.sendAll(pings) { count("flood-pings", 1024); usleep(10_000) }
                 usleep(50_000)                   // then it comes back, up to 20 times a second
             }
-        }
+        } }
     }
 
     private func spawn(_ body: @escaping @Sendable () -> Void) {
