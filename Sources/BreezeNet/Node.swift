@@ -77,7 +77,7 @@ final class Node {
         /// Acknowledgements counted at the last check, and when that count last moved (or nothing was in flight).
         var acksSeen = 0
         var ackProgressMillis: UInt64 = 0
-        /// The control-message budget (ping, pong, vectors): a token bucket holding at most
+        /// The control-message budget (ping, pong, vectors, reset): a token bucket holding at most
         /// `maxControlPerSecond` tokens, refilled at that many a second; each control message takes one.
         var controlTokens: Double
         var controlRefilledMillis: UInt64
@@ -328,7 +328,7 @@ final class Node {
         while let m = rest.first {
             guard peers[ObjectIdentifier(peer)] != nil, !peer.conn.closing else { peer.held = []; return }
             switch m {
-            case .ping, .pong, .vectors:
+            case .ping, .pong, .vectors, .reset:
                 let t = now()
                 refillControlBudget(peer, now: t)
                 guard peer.controlTokens >= 1 else {
@@ -361,7 +361,7 @@ final class Node {
             if !peer.held.isEmpty {
                 if t - since > config.floodCloseMillis {
                     peer.held = []
-                    perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong or vectors messages a second for \(config.floodCloseMillis) ms"))
+                    perform(peer, peer.session.abort(.unexpected, "flood: more than \(config.maxControlPerSecond) ping, pong, vectors or reset messages a second for \(config.floodCloseMillis) ms"))
                 } else {
                     deliver(peer, peer.held)
                 }

@@ -112,6 +112,27 @@ struct HostileLoadTests {
         idle.closeAll()
     }
 
+    @Test func aFloodOfPackedResetsIsThrottledAndClosedLikePings() throws {
+        // `reset` (protocol version 2) carries nothing and costs the node a little work each, so it shares
+        // the control budget: beyond 20 a second the node stops reading, and closes after 5 s of it.
+        let c = Cluster()
+        _ = c.cli("a", ["init"])
+        let a = c.start("a")
+        let peer = RawPeer(a)!
+        let session = peer.handshake(replica: ReplicaID(rawValue: 0xF100F), scope: .cluster, secret: c.secret)
+        #expect(session?.version == 2, "the raw peer negotiates the packed protocol")
+        let resets = [UInt8]((0..<4096).flatMap { _ in Frame.encode(.reset) })
+        var sent = 0
+        let t0 = monotonic()
+        while monotonic() - t0 < 15 && peer.sendAll(resets) { sent += 4096 }
+        let seconds = monotonic() - t0
+        let closed = peer.closedOrReset()
+        print("FAULT scenario=7 part=reset-flood fired=\(sent) lost=0 duplicated=0 unexpected=0 resets_sent=\(sent) stalled_after_s=\(fmt(seconds)) closed=\(closed)")
+        #expect(seconds < 6, "a reset flood is throttled, then closed (more than 20 a second for 5 s)")
+        #expect(closed)
+        #expect(c.cli("a", ["favourite", "add", "still-serving"]).code == 0)
+    }
+
     @Test func aFloodOfValidFramesKeepsTheNodesMemoryBounded() throws {
         let c = Cluster()
         _ = c.cli("a", ["init"])
