@@ -10,17 +10,18 @@
 #    before N inputs fails as `short` (--allow-short only reports it).
 # 2. The AddressSanitizer pass: the same targets built with the fuzzer and address sanitizers (.build/fuzz-asan),
 #    run over the whole corpus the first pass kept (every input that reached new coverage), then on to
-#    --asan-runs N inputs in all (default 200,000; BREEZE_FUZZ_ASAN_RUNS; 0 skips the pass). Finds what Swift's
-#    checks cannot: memory errors in Unsafe* code and at the C boundary (zlib, libsodium), leaks
-#    (LeakSanitizer: retain cycles, unbalanced Unmanaged retains, C state never freed) and single allocations
-#    beyond -malloc_limit_mb. It runs about 4 times slower, hence the smaller count.
+#    --asan-runs N inputs in all (default 200,000; BREEZE_FUZZ_ASAN_RUNS; 0 skips the pass; same time cap).
+#    Finds what Swift's checks cannot: memory errors in Unsafe* code and at the C boundary (zlib, libsodium),
+#    leaks (LeakSanitizer: retain cycles, unbalanced Unmanaged retains, C state never freed) and single
+#    allocations beyond -malloc_limit_mb. It runs about 3 times slower, hence the smaller count.
 # Each target runs with its own -max_len (inputs a little larger than its seeds: a header and a few rows for
 # the parsers) and its own seeds: golden frames for frame and session, the events in them for event, the
 # files of tools/fuzz/seeds/import (fixtures cut short) for the parsers, and the reproducers of fixed crashes
 # (tools/fuzz/regressions/<target>/), replayed first. The corpus persists in .build/fuzz/corpus/<target>.
 # Every run logs its seed; BREEZE_SEED=N reproduces a run (libFuzzer -seed). One line per target and pass:
-#   FUZZ target=frame seed=... runs=... secs=... exec_per_s=... failure=none corpus=... sanitizer=none
-# (failure: none, crash, hang, leak, oom or short) and at the end:
+#   FUZZ target=frame seed=... runs=... secs=... exec_per_s=... failure=none corpus=... sanitizer=none cpu_s=... exec_per_cpu_s=...
+# (failure: none, crash, hang, leak, oom or short; exec_per_cpu_s is the figure to compare on a shared machine)
+# and at the end:
 #   FAULT scenario=6 seed=... targets=... inputs=... min_per_target=... crashes=0 hangs=0 leaks=0 ... secs=...
 # A failure leaves its reproducer in .build/fuzz/artifacts/<target>/.
 set -euo pipefail
@@ -152,14 +153,15 @@ run_target() {   # name, pass (fast or asan)
   if [[ $pass == asan ]]; then
     args+=(-malloc_limit_mb=512 -detect_leaks=1)
     asan_options=detect_leaks=1:allocator_may_return_null=1
-  else
-    ((time_limit > 0)) && args+=(-max_total_time="$time_limit")
   fi
-  local start end status=0
+  ((time_limit > 0)) && args+=(-max_total_time="$time_limit")
+  local start end status=0 TIMEFORMAT='%U %S'
   start=$(date +%s.%N)
-  BREEZE_FUZZ_PARSER=$parser SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=$asan_options \
-    "$binary" "${args[@]}" "$corpus" "$seeds" "$regressions" > "$log" 2>&1 || status=$?
+  { time BREEZE_FUZZ_PARSER=$parser SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=$asan_options \
+      "$binary" "${args[@]}" "$corpus" "$seeds" "$regressions" > "$log" 2>&1 ; } 2> "$log.cpu" || status=$?
   end=$(date +%s.%N)
+  # CPU seconds (user + system): on a shared machine, inputs per CPU second is the figure to compare.
+  local cpu; cpu=$(awk '{ printf "%.1f", $1 + $2 }' "$log.cpu")
   local done_runs; done_runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
   local secs; secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
   local rate; rate=$(awk -v r="${done_runs:-0}" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? r / s : 0) }')
@@ -172,7 +174,8 @@ run_target() {   # name, pass (fast or asan)
   elif (( ${done_runs:-0} < target_runs )); then
     kind=short
   fi
-  echo "FUZZ target=$name seed=$seed runs=${done_runs:-0} secs=$secs exec_per_s=$rate failure=$kind corpus=$(ls "$corpus" | wc -l) sanitizer=$([[ $pass == asan ]] && echo address || echo none)"
+  local cpu_rate; cpu_rate=$(awk -v r="${done_runs:-0}" -v c="$cpu" 'BEGIN { printf "%d", (c > 0 ? r / c : 0) }')
+  echo "FUZZ target=$name seed=$seed runs=${done_runs:-0} secs=$secs exec_per_s=$rate failure=$kind corpus=$(ls "$corpus" | wc -l) sanitizer=$([[ $pass == asan ]] && echo address || echo none) cpu_s=$cpu exec_per_cpu_s=$cpu_rate"
   if ((status != 0)); then
     echo "---- $name failed ($kind, $pass pass); reproducer in $art; log tail:"
     grep -v '^$' "$log" | grep -v -E '^#[0-9]+' | tail -25
