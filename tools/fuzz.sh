@@ -205,11 +205,12 @@ t1=$(date +%s)
 fast_lines() { grep '^FUZZ' "$scratch/summary.txt" | grep 'sanitizer=none' || true; }
 asan_lines() { grep '^FUZZ' "$scratch/summary.txt" | grep 'sanitizer=address' || true; }
 count() { grep '^FUZZ' "$scratch/summary.txt" | grep -c "failure=$1" || true; }
-total=$(fast_lines | grep -o ' runs=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')
-asan_total=$(asan_lines | grep -o ' runs=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')
-min=$(fast_lines | grep -o ' runs=[0-9]*' | awk -F= 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }')
+total=$( (fast_lines | grep -o ' runs=[0-9]*' || true) | awk -F= '{ s += $2 } END { print s + 0 }')
+asan_total=$( (asan_lines | grep -o ' runs=[0-9]*' || true) | awk -F= '{ s += $2 } END { print s + 0 }')
+min=$( (fast_lines | grep -o ' runs=[0-9]*' || true) | awk -F= 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }')
 short=$(count short)
-failed=$(( $(grep '^FUZZ' "$scratch/summary.txt" | grep -c -v 'failure=none') - short ))
+not_none=$(grep '^FUZZ' "$scratch/summary.txt" | grep -c -v 'failure=none' || true)
+failed=$((not_none - short))
 ran=$(fast_lines | wc -l)
 missing=$(( ${#selected[@]} - ran ))
 ((allow_short)) || failed=$((failed + short))
