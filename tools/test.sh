@@ -15,12 +15,16 @@ if [[ $status -ne 0 ]]; then
   echo "==> FAILED (exit $status); failing tests:"
   grep -E '✘' .build/test-output.txt | head -50 || true
 fi
-# Fault tier, fuzzing (issue 7, scenario 6): every libFuzzer target for BREEZE_FUZZ_TIME seconds (default 15),
-# two at a time; BREEZE_FUZZ_TIME=0 skips it. The other scenarios' FAULT lines are in the test output above.
-if [[ ${BREEZE_FUZZ_TIME:-15} != 0 ]]; then
+# Fault tier, fuzzing (issue 7, scenario 6): every libFuzzer target to 10,000,000 inputs, at most
+# BREEZE_FUZZ_TIME seconds each (default 30 here, so the whole CI tier stays well under 30 minutes on 2 cores),
+# two at a time, then an AddressSanitizer pass over each corpus; BREEZE_FUZZ_TIME=0 skips it. On 2 cores no
+# target reaches 10,000,000 inputs in that time (that takes about 53 minutes of both cores for the 18 targets,
+# `bash tools/fuzz.sh` by hand); a target stopped short is reported (`failure=short`, and the FAULT line's
+# short=) but does not fail the run: --allow-short.
+if [[ ${BREEZE_FUZZ_TIME:-30} != 0 ]]; then
   echo "==> fuzzing (tools/fuzz.sh)"
   set +e
-  bash tools/fuzz.sh --time "${BREEZE_FUZZ_TIME:-15}" 2>&1 | tee .build/fuzz-output.txt
+  bash tools/fuzz.sh --time "${BREEZE_FUZZ_TIME:-30}" --allow-short 2>&1 | tee .build/fuzz-output.txt
   fuzz_status=${PIPESTATUS[0]}
   set -e
   ((status == 0)) && status=$fuzz_status

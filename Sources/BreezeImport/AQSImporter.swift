@@ -66,7 +66,7 @@ public enum AQSImporter: MonitorFileImporter {
         if let d = row.duration, d.uppercased() != "1 HOUR" {
             out.skip(line: line, "sample_duration '\(d)' is not hourly"); return
         }
-        guard let dateText = row.date, dateText.contains("-"), let date = DateParsing.date(dateText),
+        guard let dateText = row.date, dateText.utf8.contains(0x2D), let date = DateParsing.date(dateText),
               let timeText = row.time, let tod = DateParsing.timeOfDay(timeText) else {
             out.skip(line: line, "bad date_gmt/time_gmt '\(row.date ?? "")' '\(row.time ?? "")'"); return
         }

@@ -12,16 +12,27 @@ import BreezeImport
 import FuzzSupport
 @preconcurrency import Glibc
 
+/// What one run fuzzes: an importer or one of the shared pieces.
+enum Parser {
+    case importer(any Importer.Type)
+    case csvTable, csvChunks, date, gzip
+}
+
 enum Fixed {
-    /// The parser to fuzz, from the environment (read once).
-    static let parser: String = {
+    /// The parser to fuzz, from the environment (read and looked up once, not per input).
+    static let parser: Parser = {
         guard let p = getenv("BREEZE_FUZZ_PARSER").map({ String(cString: $0) }) else {
             fatalError("set BREEZE_FUZZ_PARSER to an importer format or csv-table, csv-chunks, date, gzip")
         }
-        guard Importers.named(p) != nil || ["csv-table", "csv-chunks", "date", "gzip"].contains(p) else {
-            fatalError("BREEZE_FUZZ_PARSER=\(p): no such parser")
+        switch p {
+        case "csv-table": return .csvTable
+        case "csv-chunks": return .csvChunks
+        case "date": return .date
+        case "gzip": return .gzip
+        default:
+            guard let importer = Importers.named(p) else { fatalError("BREEZE_FUZZ_PARSER=\(p): no such parser") }
+            return .importer(importer)
         }
-        return p
     }()
 
     /// Options every importer accepts, so none refuses the file for a missing option.
@@ -69,12 +80,12 @@ func checkChunks(_ bytes: [UInt8], target: Int) {
 public func fuzzImport(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
     switch Fixed.parser {
-    case "csv-table":
+    case .csvTable:
         _ = try? CSVTable(input.rest(), file: "fuzz")
-    case "csv-chunks":
+    case .csvChunks:
         let target = Int(input.byte()) + 1
         checkChunks(input.rest(), target: target)
-    case "date":
+    case .date:
         let offset = Int(Int8(bitPattern: input.byte())) * 900
         let text = String(decoding: input.rest(), as: UTF8.self)
         if let d = DateParsing.date(text) {
@@ -85,15 +96,15 @@ public func fuzzImport(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         if let t = DateParsing.timeOfDay(text) { require(t >= 0 && t <= 86_400, "time of day \(t) from \(text)") }
         _ = DateParsing.isoDateTime(text, defaultOffsetSeconds: offset)
-    case "gzip":
+    case .gzip:
         let limit = 1 << 20
         let bytes = input.rest()
         if let out = try? Gzip.maybeInflate(bytes, file: "fuzz", limit: limit) {
             require(out.count <= limit, "inflated \(out.count) bytes beyond the limit \(limit)")
             if !Gzip.isGzip(bytes) { require(out == bytes, "non-gzip data changed") }
         }
-    default:
-        checkImporter(Importers.named(Fixed.parser)!, input.rest())
+    case .importer(let importer):
+        checkImporter(importer, input.rest())
     }
     return 0
 }
