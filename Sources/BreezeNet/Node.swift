@@ -204,6 +204,19 @@ final class Node {
             handshakeQueue = handshakeQueue[handshakingHead...].filter(\.handshaking)
             handshakingHead = 0
         }
+        trimHandshakeQueue()
+    }
+
+    /// Lets go of the peers before `handshakingHead` (done with their handshake, or dropped), so a storm of
+    /// connections that authenticate or close quickly does not keep every `Peer` it ever made.
+    private func trimHandshakeQueue() {
+        if handshakingHead == handshakeQueue.count {
+            handshakeQueue.removeAll(keepingCapacity: handshakeQueue.count <= 4096)
+            handshakingHead = 0
+        } else if handshakingHead > max(64, handshakeQueue.count / 2) {
+            handshakeQueue.removeFirst(handshakingHead)
+            handshakingHead = 0
+        }
     }
 
     /// Takes an inbound peer out of the handshake count (it authenticated, or it is closing).
@@ -349,7 +362,7 @@ final class Node {
 
     private func refillControlBudget(_ peer: Peer, now t: UInt64) {
         let budget = Double(config.maxControlPerSecond)
-        peer.controlTokens = min(budget, peer.controlTokens + Double(t - peer.controlRefilledMillis) * budget / 1000)
+        peer.controlTokens = min(budget, peer.controlTokens + Double(t > peer.controlRefilledMillis ? t - peer.controlRefilledMillis : 0) * budget / 1000)
         peer.controlRefilledMillis = t
     }
 
@@ -536,6 +549,7 @@ final class Node {
             }
             handshakingHead += 1
         }
+        trimHandshakeQueue()
         for d in dialers {
             guard let peer = d.peer, peer.readyMillis == nil, t - peer.openedMillis > config.handshakeTimeoutMillis,
                   peer.session.state != .ready && peer.session.state != .closed else { continue }

@@ -20,7 +20,7 @@ enum SocketAddress {
         storage.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
             var name = [CChar](repeating: 0, count: 64)
             uv_ip4_name(sin, &name, 64)
-            let host = String(cString: name)
+            let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return "\(host):\(UInt16(bigEndian: sin.pointee.sin_port))"
         }
     }

@@ -1,4 +1,4 @@
-public import BreezeCore
+import BreezeCore
 import BreezeCrypto
 
 /// The compact event form of protocol version 2 (`Protocol/sync.md` section 3.1): what both ends of one

@@ -19,8 +19,19 @@ public struct PackedEncoder: Sendable {
     /// How many `reset` messages this encoder has sent.
     public private(set) var resets = 0
 
+    /// A type name compared and hashed by its UTF-8 bytes: Swift's `String` equality is Unicode canonical
+    /// equivalence, so `"caf\u{E9}"` and `"cafe\u{301}"` would share one entry and the receiver would
+    /// rebuild the wrong bytes.
     struct TypeName: Hashable {
         var name: String, version: UInt16
+        static func == (a: TypeName, b: TypeName) -> Bool {
+            a.version == b.version && a.name.utf8.elementsEqual(b.name.utf8)
+        }
+        func hash(into h: inout Hasher) {
+            h.combine(version)
+            h.combine(name.utf8.count)
+            for b in name.utf8 { h.combine(b) }
+        }
     }
     struct Key: Hashable {
         var stream: Int32, type: Int32, origin: Int32
@@ -48,12 +59,13 @@ public struct PackedEncoder: Sendable {
     /// Encodes batch number `batch` (the number the session gives it; it is not written, the check covers
     /// it). Returns `[.packed]`, or `[.reset, .packed]` when the dictionaries had to start over, or nil when
     /// the batch cannot be packed (more than `Packed.maxEvents` events or `Packed.maxExpandedBytes` bytes, a
-    /// type name longer than `Packed.maxTypeBytes`, or more distinct names than a dictionary holds): the
-    /// caller then sends it as a self-describing `events` message, and the encoder is unchanged.
+    /// type name longer than `Packed.maxTypeBytes`, more distinct names than a dictionary holds, or an event
+    /// the receiver could not rebuild byte for byte: see `rebuildsExactly`): the caller then sends it as a
+    /// self-describing `events` message, and the encoder is unchanged.
     public mutating func encode(batch: UInt64, events: [Event]) -> [Message]? {
         guard events.count <= Packed.maxEvents,
               events.reduce(0, { $0 + $1.encoded.count }) <= Packed.maxExpandedBytes,
-              events.allSatisfy({ $0.type.utf8.count <= Packed.maxTypeBytes }) else { return nil }
+              events.allSatisfy({ $0.type.utf8.count <= Packed.maxTypeBytes && Self.rebuildsExactly($0) }) else { return nil }
         var out: [Message] = []
         if !fits(events) {
             guard fitsEmpty(events) else { return nil }
@@ -69,6 +81,17 @@ public struct PackedEncoder: Sendable {
         for i in 0..<Packed.checkLength { bytes[i] = check[i] }
         out.append(.packed(bytes))
         return out
+    }
+
+    /// Whether a receiver that rebuilds `e` from its fields gets `e.encoded` back. A stored event may not:
+    /// one relayed from a peer can hold a non-minimal varint (which the hash covers, so it is kept as
+    /// received), and one built locally may have fields every decoder refuses (an empty type, epoch or
+    /// counter 0). Packing such an event would fail the frame's check on every connection, for good;
+    /// `events` carries its bytes as they are.
+    static func rebuildsExactly(_ e: Event) -> Bool {
+        guard !e.type.isEmpty, e.id.origin.epoch >= 1, e.id.counter >= 1 else { return false }
+        return Event(stream: e.stream, id: e.id, hlc: e.hlc, type: e.type, schemaVersion: e.schemaVersion,
+                     payload: e.payload).encoded == e.encoded
     }
 
     /// Empties every dictionary and delta base (what a `reset` message makes the receiver do).

@@ -1,5 +1,6 @@
 import Testing
 import BreezeCore
+import BreezeCrypto
 @testable import BreezeSync
 
 /// The packed event form of protocol version 2 (`Protocol/sync.md` section 3.1): encoder and decoder
@@ -70,6 +71,40 @@ struct PackedTests {
             }
         }
         return (got, nil)
+    }
+
+    @Test func typeNamesThatSwiftCallsEqualButDifferInBytesKeepTheirOwnEntries() throws {
+        // "café" precomposed and decomposed: equal as Swift strings, different UTF-8, different hashes.
+        let origin = Origin(replica: ReplicaID(rawValue: 7), epoch: 1)
+        let events = ["caf\u{E9}.set", "cafe\u{301}.set", "caf\u{E9}.set"].enumerated().map { i, type in
+            Event(stream: .user("ana"), id: EventID(origin: origin, counter: UInt64(i + 1)),
+                  hlc: HLC(physicalMillis: 1_700_000_000_000 + UInt64(i), logical: 0), type: type, schemaVersion: 1, payload: [UInt8(i)])
+        }
+        #expect(events[0].type == events[1].type && events[0].hash != events[1].hash)
+        var encoder = PackedEncoder()
+        let packed = encoder.encode(batch: 1, events: events)
+        let messages = try #require(packed)
+        #expect(encoder.dictionarySizes.types == 2)
+        let (got, error) = Self.receive(messages)
+        #expect(error == nil)
+        #expect(got.first?.map(\.encoded) == events.map(\.encoded))
+    }
+
+    @Test func anEventTheReceiverCouldNotRebuildIsNotPacked() throws {
+        // The same event with its epoch written as a two-byte varint (0x81 0x00 instead of 0x01): decodable,
+        // its hash covers those bytes, but a packed receiver would rebuild the one-byte form.
+        let origin = Origin(replica: ReplicaID(rawValue: 7), epoch: 1)
+        let good = Event(stream: .user("ana"), id: EventID(origin: origin, counter: 1),
+                         hlc: HLC(physicalMillis: 1_700_000_000_000, logical: 0), type: "unit.set", schemaVersion: 1, payload: [1])
+        var body = Array(good.encoded.dropLast(Event.hashLength))
+        #expect(body[9] == 0x01, "format, 8-byte replica, then the epoch")
+        body.replaceSubrange(9...9, with: [0x81, 0x00])
+        let odd = try Event(decoding: body + Digest.blake2b(body, length: Event.hashLength))
+        #expect(odd.id == good.id && odd.encoded != good.encoded)
+        var encoder = PackedEncoder()
+        #expect(encoder.encode(batch: 1, events: [good, odd]) == nil, "sent as `events`, byte for byte")
+        #expect(encoder.dictionarySizes.keys == 0, "and the encoder is unchanged")
+        #expect(encoder.encode(batch: 1, events: [good]) != nil)
     }
 
     @Test func randomEventsSurviveTheRoundTripExactly() throws {
