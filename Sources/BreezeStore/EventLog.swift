@@ -264,7 +264,7 @@ public final class EventLog {
         var floors: [StreamID: HLC] = [:]
         var out: [Event] = []
         out.reserveCapacity(items.count)
-        let insert = try db.cached(EventLog.insertSQL)
+        let insert = EventInserter(db: db)
         let wall = options.wallClock()
         for (stream, (type, version, payload)) in encoded {
             var slot: (key: Int64, counter: UInt64)
@@ -287,9 +287,10 @@ public final class EventLog {
             guard e.encoded.count <= Event.maxEncodedSize else {
                 throw StoreError(.invalidAppend, "event type '\(type)' of \(e.encoded.count) bytes exceeds the \(Event.maxEncodedSize)-byte limit")
             }
-            try insertRow(insert, e, stream: slot.key, flags: 0)
+            try insert.add(e, stream: slot.key, flags: 0)
             out.append(e)
         }
+        try insert.flush()
         for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
         try writeClock(clock.last)
         return out
@@ -297,19 +298,6 @@ public final class EventLog {
 
     static let insertSQL =
         "INSERT INTO events(stream, origin, epoch, counter, hlc, type, flags, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-
-    private func insertRow(_ s: Statement, _ e: Event, stream: Int64, flags: Int64) throws {
-        s.reset()
-        try s.bind(1, stream)
-        try s.bind(2, Int64(bitPattern: e.id.origin.replica.rawValue))
-        try s.bind(3, Int64(e.id.origin.epoch))
-        try s.bind(4, Int64(bitPattern: e.id.counter))
-        try s.bind(5, Int64(bitPattern: e.hlc.rawValue))
-        try s.bind(6, e.type)
-        try s.bind(7, flags)
-        try s.bind(8, e.encoded)
-        try s.run()
-    }
 
     private func head(stream: Int64, origin: Origin) throws -> UInt64 {
         let q = try db.cached("SELECT counter FROM heads WHERE stream = ? AND origin = ? AND epoch = ?")
@@ -409,7 +397,7 @@ public final class EventLog {
                 var heads: [StreamID: [Origin: UInt64]] = [:]
                 var keys: [StreamID: Int64] = [:]
                 var dirty: Set<HeadKey> = []
-                let insert = try db.cached(EventLog.insertSQL)
+                let insert = EventInserter(db: db)
                 let wall = options.wallClock()
                 for events in groups {
                     var report = IngestReport()
@@ -429,6 +417,7 @@ public final class EventLog {
                             heads[e.stream, default: [:]][e.id.origin] = held
                         }
                         if e.id.counter <= held {
+                            try insert.flush()   // the stored copy may still be queued
                             let stored = try storedHash(stream: key, id: e.id)
                             if stored == e.hash {
                                 report.duplicates += 1
@@ -448,7 +437,7 @@ public final class EventLog {
                             try raiseAheadFloor(e.stream, to: e.hlc)
                         }
                         if misplaced { report.invalid += 1 }
-                        try insertRow(insert, e, stream: key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
+                        try insert.add(e, stream: key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
                         heads[e.stream]![e.id.origin] = e.id.counter
                         dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
                         report.inserted += 1
@@ -456,6 +445,7 @@ public final class EventLog {
                     }
                     reports.append(report)
                 }
+                try insert.flush()
                 for d in dirty {
                     try setHead(stream: keys[d.stream]!, origin: d.origin, counter: heads[d.stream]![d.origin]!)
                 }
