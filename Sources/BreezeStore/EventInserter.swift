@@ -33,9 +33,13 @@ final class EventInserter {
     private var scratch: UnsafeMutableRawPointer
     private var capacity: Int
 
-    init(db: Database, chunk: Int = EventInserter.chunk) {
+    /// The statement for a full chunk, prepared (or taken from the cache) once per inserter.
+    private let full: Statement
+
+    init(db: Database, chunk: Int = EventInserter.chunk) throws {
         self.db = db
         self.chunk = max(1, chunk)
+        full = try db.cached(EventInserter.sql(rows: self.chunk))
         rows.reserveCapacity(self.chunk)
         capacity = 16 * 1024
         scratch = .allocate(byteCount: capacity, alignment: 8)
@@ -74,7 +78,8 @@ final class EventInserter {
             capacity = max(need, 2 * capacity)
             scratch = .allocate(byteCount: capacity, alignment: 8)
         }
-        let s = try db.cached(EventInserter.sql(rows: rows.count))
+        let s = rows.count == chunk ? full : try db.cached(EventInserter.sql(rows: rows.count))
+        s.rewind()
         var offset = 0
         func copy(_ bytes: UnsafeRawBufferPointer) -> (UnsafeRawPointer, Int) {
             let at = scratch + offset

@@ -264,7 +264,7 @@ public final class EventLog {
         var floors: [StreamID: HLC] = [:]
         var out: [Event] = []
         out.reserveCapacity(items.count)
-        let insert = EventInserter(db: db)
+        let insert = try EventInserter(db: db)
         let wall = options.wallClock()
         for (stream, (type, version, payload)) in encoded {
             var slot: (key: Int64, counter: UInt64)
@@ -397,7 +397,7 @@ public final class EventLog {
                 var heads: [StreamID: [Origin: UInt64]] = [:]
                 var keys: [StreamID: Int64] = [:]
                 var dirty: Set<HeadKey> = []
-                let insert = EventInserter(db: db)
+                let insert = try EventInserter(db: db)
                 let wall = options.wallClock()
                 for events in groups {
                     var report = IngestReport()

@@ -43,7 +43,7 @@ public final class RawBaseline {
     public func insert(_ rows: [Row]) throws(StoreError) {
         do {
             try db.writeTransaction {
-                let inserter = EventInserter(db: db, chunk: rowsPerStatement)
+                let inserter = try EventInserter(db: db, chunk: rowsPerStatement)
                 for r in rows {
                     try inserter.add(EventInserter.Row(stream: r.stream, origin: r.origin, epoch: r.epoch, counter: r.counter,
                                                        hlc: r.hlc, type: r.type, flags: 0, data: r.data))
