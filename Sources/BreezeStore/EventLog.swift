@@ -394,31 +394,36 @@ public final class EventLog {
             return try db.writeTransaction { () throws -> [IngestReport] in
                 var reports: [IngestReport] = []
                 var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
-                var heads: [StreamID: [Origin: UInt64]] = [:]
+                var heads: [HeadKey: Head] = [:]
                 var keys: [StreamID: Int64] = [:]
-                var dirty: Set<HeadKey> = []
                 let insert = try EventInserter(db: db)
                 let wall = options.wallClock()
+                // The (stream, origin) of the previous event and what is known of it: a batch is mostly runs
+                // of one origin's consecutive events, which then cost no dictionary lookup.
+                var slot: HeadKey?
+                var head = Head(key: 0, counter: 0, dirty: false)
+                var lastType = "", lastTypeFits = true
                 for events in groups {
                     var report = IngestReport()
+                    report.stored.reserveCapacity(events.count)
                     for e in events {
-                        // A known type in the wrong kind of stream (possible only through a build that did not
-                        // know the type) is stored flagged, so the origin's counters stay contiguous; the
-                        // reducers read streams of their own kind and never see it.
-                        let misplaced = !EventBody.type(e.type, belongsIn: e.stream)
-                        let key: Int64
-                        if let k = keys[e.stream] { key = k } else {
-                            key = try streamKey(e.stream, create: true)!
-                            keys[e.stream] = key
+                        if slot?.stream != e.stream || slot?.origin != e.id.origin {
+                            if let s = slot { heads[s] = head }
+                            let k = HeadKey(stream: e.stream, origin: e.id.origin)
+                            if let h = heads[k] { head = h } else {
+                                let key: Int64
+                                if let known = keys[e.stream] { key = known } else {
+                                    key = try streamKey(e.stream, create: true)!
+                                    keys[e.stream] = key
+                                }
+                                head = Head(key: key, counter: try self.head(stream: key, origin: e.id.origin), dirty: false)
+                            }
+                            slot = k
+                            lastType = ""
                         }
-                        let held: UInt64
-                        if let h = heads[e.stream]?[e.id.origin] { held = h } else {
-                            held = try head(stream: key, origin: e.id.origin)
-                            heads[e.stream, default: [:]][e.id.origin] = held
-                        }
-                        if e.id.counter <= held {
+                        if e.id.counter <= head.counter {
                             try insert.flush()   // the stored copy may still be queued
-                            let stored = try storedHash(stream: key, id: e.id)
+                            let stored = try storedHash(stream: head.key, id: e.id)
                             if stored == e.hash {
                                 report.duplicates += 1
                             } else {
@@ -427,27 +432,36 @@ public final class EventLog {
                             }
                             continue
                         }
-                        guard e.id.counter == held + 1 else {
+                        guard e.id.counter == head.counter + 1 else {
                             report.gaps += 1
                             continue
                         }
+                        // A known type in the wrong kind of stream (possible only through a build that did not
+                        // know the type) is stored flagged, so the origin's counters stay contiguous; the
+                        // reducers read streams of their own kind and never see it.
+                        if e.type != lastType {
+                            lastType = e.type
+                            lastTypeFits = EventBody.type(e.type, belongsIn: e.stream)
+                        }
+                        let misplaced = !lastTypeFits
                         let skewed = clock.observe(e.hlc, wallMillis: wall)
                         if skewed {
                             report.skewed += 1
                             try raiseAheadFloor(e.stream, to: e.hlc)
                         }
                         if misplaced { report.invalid += 1 }
-                        try insert.add(e, stream: key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
-                        heads[e.stream]![e.id.origin] = e.id.counter
-                        dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
+                        try insert.add(e, stream: head.key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
+                        head.counter = e.id.counter
+                        head.dirty = true
                         report.inserted += 1
                         report.stored.append(e)
                     }
                     reports.append(report)
                 }
+                if let s = slot { heads[s] = head }
                 try insert.flush()
-                for d in dirty {
-                    try setHead(stream: keys[d.stream]!, origin: d.origin, counter: heads[d.stream]![d.origin]!)
+                for (k, h) in heads where h.dirty {
+                    try setHead(stream: h.key, origin: k.origin, counter: h.counter)
                 }
                 try writeClock(clock.last)
                 return reports
@@ -456,6 +470,14 @@ public final class EventLog {
             streamIDs.removeAll()
             throw StoreError.from(error, path: path)
         }
+    }
+
+    /// What `ingest` knows of one (stream, origin): the stream's row id and the highest counter held.
+    private struct Head {
+        var key: Int64
+        var counter: UInt64
+        /// True once an event was stored in this transaction (the `heads` row must be written).
+        var dirty: Bool
     }
 
     private struct HeadKey: Hashable { let stream: StreamID; let origin: Origin }
