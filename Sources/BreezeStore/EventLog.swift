@@ -245,8 +245,14 @@ public final class EventLog {
     ///   `.diskFull`, `.busy` or another `StoreError` when SQLite fails, in which case nothing was stored.
     @discardableResult
     public func append(_ items: [(StreamID, EventBody)]) throws(StoreError) -> [Event] {
-        for (stream, body) in items where !body.belongs(in: stream) {
-            throw StoreError(.invalidAppend, "event type '\(body.type)' cannot be written to stream '\(stream)'")
+        var checked: (type: String, stream: StreamID)?
+        for (stream, body) in items {
+            let type = body.type
+            if let c = checked, c.type == type, c.stream == stream { continue }
+            guard EventBody.type(type, belongsIn: stream) else {
+                throw StoreError(.invalidAppend, "event type '\(type)' cannot be written to stream '\(stream)'")
+            }
+            checked = (type, stream)
         }
         do {
             return try db.writeTransaction { () throws -> [Event] in try appendInTransaction(items) }
@@ -258,31 +264,31 @@ public final class EventLog {
 
     /// The body of `append`, inside a write transaction the caller holds.
     func appendInTransaction(_ items: [(StreamID, EventBody)]) throws -> [Event] {
-        let encoded = items.map { ($0.0, $0.1.encode()) }
         var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
-        var next: [StreamID: (key: Int64, counter: UInt64)] = [:]
-        var floors: [StreamID: HLC] = [:]
+        var next: [StreamID: (key: Int64, counter: UInt64, floor: HLC)] = [:]
         var out: [Event] = []
         out.reserveCapacity(items.count)
         let insert = try EventInserter(db: db)
         let wall = options.wallClock()
-        for (stream, (type, version, payload)) in encoded {
-            var slot: (key: Int64, counter: UInt64)
-            if let s = next[stream] { slot = s } else {
-                let key = try streamKey(stream, create: true)!
-                slot = (key, try head(stream: key, origin: origin))
+        // The stream of the previous item and its slot: runs of one stream cost no dictionary lookups.
+        var current: StreamID?
+        var slot: (key: Int64, counter: UInt64, floor: HLC) = (0, 0, .zero)
+        for (stream, body) in items {
+            if stream != current {
+                if let c = current { next[c] = slot }
+                if let s = next[stream] { slot = s } else {
+                    let key = try streamKey(stream, create: true)!
+                    // Stamped after every event of the stream this replica holds, flagged ones included: a write
+                    // that supersedes a value from a replica whose clock is far ahead must still win
+                    // (Protocol/encoding.md 6).
+                    slot = (key, try head(stream: key, origin: origin), try aheadFloor(stream))
+                }
+                current = stream
             }
             slot.counter += 1
-            next[stream] = slot
-            // Stamped after every event of the stream this replica holds, flagged ones included: a write that
-            // supersedes a value from a replica whose clock is far ahead must still win (Protocol/encoding.md 6).
-            let floor: HLC
-            if let f = floors[stream] { floor = f } else {
-                floor = try aheadFloor(stream)
-                floors[stream] = floor
-            }
+            let (type, version, payload) = body.encode()
             let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
-                          hlc: clock.tick(wallMillis: wall, after: floor), type: type, schemaVersion: version,
+                          hlc: clock.tick(wallMillis: wall, after: slot.floor), type: type, schemaVersion: version,
                           payload: payload)
             guard e.encoded.count <= Event.maxEncodedSize else {
                 throw StoreError(.invalidAppend, "event type '\(type)' of \(e.encoded.count) bytes exceeds the \(Event.maxEncodedSize)-byte limit")
@@ -290,6 +296,7 @@ public final class EventLog {
             try insert.add(e, stream: slot.key, flags: 0)
             out.append(e)
         }
+        if let c = current { next[c] = slot }
         try insert.flush()
         for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
         try writeClock(clock.last)
