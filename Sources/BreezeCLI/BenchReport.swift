@@ -1,5 +1,3 @@
-import BreezeNet
-
 /// The markdown of `breeze bench all` (what `BENCHMARKS.md` holds): the machine and the command, the
 /// Breeze benchmarks, the settings-map comparison with Yjs, Loro and pycrdt, the event-sourcing comparison
 /// with `eventsourcing`, and the goals of issue 8 checked against the figures.
@@ -132,10 +130,10 @@ struct Report {
         out.append("  several settings at once pays one commit for all of them.")
         out.append("- Wire bytes: the update bytes of each write. Breeze: one sync-protocol frame (`Frame`, `Message.events`) per")
         out.append("  write, \(f2(r.median("settings", "wireBytesPerUpdate"))) bytes, of which the event itself is \(f2(r.median("settings", "eventBytes"))) bytes (ids, clock, stream and type names,")
-        out.append("  payload, a 16-byte BLAKE2b hash); in catch-up, frames of up to \(NodeConfig.defaultBatchEvents) events: \(f2(r.median("settings", "wireBytesPerUpdateBatched"))) bytes per update.")
+        out.append("  payload, a 16-byte BLAKE2b hash); in catch-up, frames of up to 512 events: \(f2(r.median("settings", "wireBytesPerUpdateBatched"))) bytes per update.")
         out.append("- Peer apply: the others apply each update to an in-memory document. Breeze decodes each frame (checksum, hash of")
-        out.append("  every event) and stores it with `EventLog.ingest`, one transaction per frame of up to \(NodeConfig.defaultBatchEvents) events, as a")
-        out.append("  node stores a catch-up batch that arrives alone (several that arrive together share one), durability full (the row above); one frame and one transaction per event,")
+        out.append("  every event) and stores it with `EventLog.ingest`, one transaction per frame of up to 512 events as the sync")
+        out.append("  protocol sends them in catch-up, durability full (the row above); one frame and one transaction per event,")
         out.append("  durability normal: \(rate(r.median("settings", "peerAppliesPerSecondLiveNormal"))) events/s; a real second `breeze node` process catching up over TCP")
         out.append("  (handshake included): \(rate(r.median("settings", "tcpCatchUpEventsPerSecond"))) events/s.")
         out.append("- Stored state: Yjs `encodeStateAsUpdate`, Loro snapshot, pycrdt `get_update` of the writer (the CRDT's own")
@@ -223,7 +221,7 @@ struct Report {
         out.append("  BLAKE2b hash (which the receiver could recompute), and each frame adds a 4-byte length and a 4-byte CRC-32C.")
         out.append("  Yjs and pycrdt encode a client id and a clock as varints, the key and the value, and no hash. Closing the gap")
         out.append("  needs a new wire encoding (type and stream ids per connection, no hash on the wire), a protocol change.")
-        out.append("- Peer apply: Breeze stores what it receives before acknowledging it: each frame of up to \(NodeConfig.defaultBatchEvents) events is one")
+        out.append("- Peer apply: Breeze stores what it receives before acknowledging it: each frame of up to 512 events is one")
         out.append("  transaction with an fsync (several milliseconds on this disk, a fixed cost per frame), and each event's id,")
         out.append("  counter and hash are checked before its row goes into the log's indexes; the others update memory only.")
         out.append("- Append against `eventsourcing`: both sides wait for the same fsync at every commit of 1,000 events")

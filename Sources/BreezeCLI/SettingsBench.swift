@@ -2,16 +2,13 @@ import BreezeCore
 import BreezeCrypto
 import BreezeStore
 import BreezeSync
-import BreezeNet
 @preconcurrency import Glibc
 
 /// `breeze bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
 /// (`tools/bench/`). N last-writer-wins writes over K keys (`source.correct` events: the per-source
 /// correction map of `UserState`, an `LWWMap`) appended to the log one transaction each; the same events
 /// encoded as sync frames (`Frame`, `Message.events`) to count the bytes on the wire; a peer database that
-/// decodes those frames and stores them with `EventLog.ingest` (durably), one transaction per frame of up to
-/// `NodeConfig.defaultBatchEvents`, as a node commits a catch-up batch that arrives alone in a loop iteration
-/// (when several arrive together, the node stores them in one transaction); a real second node process that
+/// decodes those frames and stores them with `EventLog.ingest` (durably); a real second node process that
 /// catches up over TCP; the stored size; and W concurrent writers (W origins) merged into one state.
 enum SettingsBench {
     struct Result {
@@ -20,10 +17,8 @@ enum SettingsBench {
         var writeMicrosNormal = 0.0
         /// One transaction per write, durability full (fsync per commit), over `fullSample` writes.
         var writeMicrosFull = 0.0, fullSample = 0
-        /// Wire bytes per event: one `events` frame per write (live), and catch-up frames of up to `frameEvents`.
+        /// Wire bytes per event: one `events` frame per write (live), and frames of up to 512 events (catch-up).
         var bytesPerUpdateLive = 0.0, bytesPerUpdateBatched = 0.0
-        /// Events per catch-up frame (a node's batch size).
-        var frameEvents = NodeConfig.defaultBatchEvents
         /// Peer apply: decode + verify + `EventLog.ingest`, one transaction per frame.
         var applyBatchedFull = 0.0, applyLiveNormal = 0.0
         /// Two node processes over TCP: B catches up on the N events.
@@ -53,7 +48,7 @@ enum SettingsBench {
                 ("wireBytesPerUpdate", .double(round3(r.bytesPerUpdateLive))),
                 ("wireBytesPerUpdateBatched", .double(round3(r.bytesPerUpdateBatched))),
                 ("eventBytes", .double(Double(r.eventBytes) / Double(count))),
-                ("peerAppliesPerSecond", .double(r.applyBatchedFull.rounded())), ("frameEvents", .int(Int64(r.frameEvents))),
+                ("peerAppliesPerSecond", .double(r.applyBatchedFull.rounded())),
                 ("peerAppliesPerSecondLiveNormal", .double(r.applyLiveNormal.rounded())),
                 ("tcpCatchUpEventsPerSecond", .double(r.tcpRate.rounded())),
                 ("dbBytes", .int(Int64(r.dbBytes))), ("stateBytes", .int(Int64(r.stateBytes))),
@@ -64,8 +59,8 @@ enum SettingsBench {
             let f = BenchCommand.fmt, f2 = BenchCommand.fmt2
             c.out("settings benchmark: \(count) last-writer-wins writes over \(keys) keys (source.correct events), \(writers) concurrent writers")
             c.out("  write, one transaction each     \(f2(r.writeMicrosNormal)) us/op (durability normal); \(f2(r.writeMicrosFull)) us/op (full, \(r.fullSample) writes)")
-            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (frames of up to \(r.frameEvents))")
-            c.out("  peer apply (decode + ingest)    \(f(r.applyBatchedFull)) events/s (a transaction per frame of up to \(r.frameEvents), as a node; durability full); \(f(r.applyLiveNormal)) events/s (one frame each, normal)")
+            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (frames of up to 512)")
+            c.out("  peer apply (decode + ingest)    \(f(r.applyBatchedFull)) events/s (frames of up to 512, durability full); \(f(r.applyLiveNormal)) events/s (one frame each, normal)")
             c.out("  peer over TCP (second process)  \(f(r.tcpRate)) events/s (catch-up, durability full)")
             c.out("  stored                          \(f(Double(r.dbBytes))) bytes database (all \(count) events, checkpointed); state \(f(Double(r.stateBytes))) bytes")
             c.out("  merge of \(writers) writers          \(f2(r.mergeMillis)) ms (ingest + fold, durability full)")
@@ -117,14 +112,13 @@ enum SettingsBench {
             var batched: [[UInt8]] = []
             var start = 0
             while start < count {
-                let end = min(count, start + r.frameEvents)
+                let end = min(count, start + 512)
                 batched.append(Frame.encode(.events(batch: UInt64(batched.count + 1), events: Array(events[start..<end]))))
                 start = end
             }
             r.bytesPerUpdateBatched = Double(batched.reduce(0) { $0 + $1.count }) / Double(count)
 
-            // 3. Peer apply in this process: decode each frame, ingest its events (one transaction per frame,
-            // what a node does with a batch that arrives alone in a loop iteration).
+            // 3. Peer apply in this process: decode each frame, ingest its events (one transaction per frame).
             r.applyBatchedFull = try apply(batched, into: dir + "/peer.db", options: full, expect: count, state: writerState)
             progress("peer apply: one frame per event")
             r.applyLiveNormal = try apply(live, into: dir + "/peer-live.db", options: normal, expect: count, state: writerState)
