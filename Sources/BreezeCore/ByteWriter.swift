@@ -80,6 +80,15 @@ public struct ByteWriter: Sendable {
     /// Raw bytes with no length prefix.
     public mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
 
+    /// A varint byte count followed by the bytes of a slice (`Event.payloadBytes`, say).
+    public mutating func blob(_ b: ArraySlice<UInt8>) {
+        varint(UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    /// The bytes of a slice with no length prefix.
+    public mutating func raw(_ b: ArraySlice<UInt8>) { bytes.append(contentsOf: b) }
+
     /// The UTF-8 bytes of `s` with no length prefix.
     public mutating func utf8(_ s: String) {
         var s = s

@@ -26,9 +26,13 @@ public struct Event: Hashable, Sendable {
     private let payloadStart: Int32, payloadEnd: Int32
 
     /// The type-specific payload bytes (see `EventBody`), copied out of `encoded`.
-    public var payload: [UInt8] { Array(encoded[Int(payloadStart)..<Int(payloadEnd)]) }
+    public var payload: [UInt8] { Array(payloadBytes) }
     /// BLAKE2b-128 of the encoding up to the hash (its last 16 bytes), copied out of `encoded`.
-    public var hash: [UInt8] { Array(encoded[(encoded.count - Event.hashLength)...]) }
+    public var hash: [UInt8] { Array(hashBytes) }
+    /// The payload as a slice of `encoded` (no copy).
+    public var payloadBytes: ArraySlice<UInt8> { encoded[Int(payloadStart)..<Int(payloadEnd)] }
+    /// The hash as a slice of `encoded` (no copy).
+    public var hashBytes: ArraySlice<UInt8> { encoded[(encoded.count - Event.hashLength)...] }
 
     /// The encoding format version this build writes and reads.
     public static let format: UInt8 = 1
