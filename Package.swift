@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore", "BreezeCLI", "CFaultVFS"], path: "tools/breeze-torture"),
         .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync"], path: "tools/breeze-proxy"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
-        .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore", "BreezeTestSupport"]),
+        .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality", "BreezeCore"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),

@@ -108,7 +108,8 @@ enum DiffCommand {
         func scan(_ log: EventLog, other: VersionVector, count: inout Int, sample: inout [Event], xor: inout [UInt8]) throws {
             try each(log, s) { entry in
                 if other.contains(entry.event.id) {
-                    for i in 0..<Event.hashLength { xor[i] ^= entry.event.hash[i] }
+                    let h = entry.event.hash
+                    for i in 0..<Event.hashLength { xor[i] ^= h[i] }
                 } else {
                     count += 1
                     if sample.count < limit { sample.append(entry.event) }

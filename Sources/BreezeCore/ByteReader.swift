@@ -2,7 +2,7 @@
 /// against the bytes that remain before it allocates or slices, so truncated or hostile input fails with a
 /// `DecodingError` instead of trapping.
 public struct ByteReader: Sendable {
-    private let bytes: [UInt8]
+    let bytes: [UInt8]
     /// Index of the next byte to read.
     public private(set) var offset: Int
     private let end: Int
@@ -125,6 +125,14 @@ public struct ByteReader: Sendable {
         }
         guard let s else { throw DecodingError.malformed("string is not valid UTF-8") }
         return s
+    }
+
+    /// A length-prefixed byte string, as the range of the input it occupies (no copy).
+    public mutating func blobRange() throws(DecodingError) -> Range<Int> {
+        let n = try count()
+        try need(n, "bytes")
+        defer { offset += n }
+        return offset..<(offset + n)
     }
 
     /// A presence byte and, if present, a string.

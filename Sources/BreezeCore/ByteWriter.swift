@@ -80,6 +80,37 @@ public struct ByteWriter: Sendable {
     /// Raw bytes with no length prefix.
     public mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
 
+    /// A varint byte count followed by the bytes of a slice (`Event.payloadBytes`, say).
+    public mutating func blob(_ b: ArraySlice<UInt8>) {
+        varint(UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
+
+    /// The bytes of a slice with no length prefix.
+    public mutating func raw(_ b: ArraySlice<UInt8>) { bytes.append(contentsOf: b) }
+
+    /// The UTF-8 bytes of `s` with no length prefix.
+    public mutating func utf8(_ s: String) {
+        var s = s
+        s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `count` bytes that `fill` computes from everything written before them (a trailing digest),
+    /// without another buffer.
+    public mutating func appendComputed(count: Int, _ fill: (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: count))
+        bytes.withUnsafeMutableBytes { all in
+            fill(UnsafeRawBufferPointer(rebasing: all[0..<start]), UnsafeMutableRawBufferPointer(rebasing: all[start...]))
+        }
+    }
+
+    /// Hands over the bytes written, leaving the writer empty (no copy).
+    public mutating func take() -> [UInt8] {
+        defer { bytes = [] }
+        return bytes
+    }
+
     /// A varint element count followed by each element written by `body`.
     public mutating func array<T>(_ items: [T], _ body: (inout ByteWriter, T) -> Void) {
         varint(UInt64(items.count))

@@ -19,12 +19,20 @@ public struct Event: Hashable, Sendable {
     public let type: String
     /// The schema version of the payload for that type.
     public let schemaVersion: UInt16
-    /// The type-specific payload bytes (see `EventBody`).
-    public let payload: [UInt8]
-    /// BLAKE2b-128 of the encoding up to the hash.
-    public let hash: [UInt8]
     /// The canonical encoding, hash included.
     public let encoded: [UInt8]
+    /// Where the payload lies in `encoded` (payload and hash are read from it on demand, so decoding and
+    /// appending allocate one buffer per event, not three).
+    private let payloadStart: Int32, payloadEnd: Int32
+
+    /// The type-specific payload bytes (see `EventBody`), copied out of `encoded`.
+    public var payload: [UInt8] { Array(payloadBytes) }
+    /// BLAKE2b-128 of the encoding up to the hash (its last 16 bytes), copied out of `encoded`.
+    public var hash: [UInt8] { Array(hashBytes) }
+    /// The payload as a slice of `encoded` (no copy).
+    public var payloadBytes: ArraySlice<UInt8> { encoded[Int(payloadStart)..<Int(payloadEnd)] }
+    /// The hash as a slice of `encoded` (no copy).
+    public var hashBytes: ArraySlice<UInt8> { encoded[(encoded.count - Event.hashLength)...] }
 
     /// The encoding format version this build writes and reads.
     public static let format: UInt8 = 1
@@ -40,19 +48,20 @@ public struct Event: Hashable, Sendable {
         self.hlc = hlc
         self.type = type
         self.schemaVersion = schemaVersion
-        self.payload = payload
-        var w = ByteWriter(capacity: 48 + payload.count + type.utf8.count)
+        // format 1 + replica 8 + epoch <= 5 + counter <= 10 + hlc 8 + five length varints <= 15 + hash 16 = 63
+        var w = ByteWriter(capacity: 64 + payload.count + type.utf8.count + stream.nameLength)
         w.u8(Event.format)
         id.encode(into: &w)
         w.u64(hlc.rawValue)
-        w.string(stream.description)
+        stream.encodeName(into: &w)
         w.string(type)
         w.varint(UInt64(schemaVersion))
-        w.blob(payload)
-        let h = Digest.blake2b(w.bytes, length: Event.hashLength)
-        w.raw(h)
-        hash = h
-        encoded = w.bytes
+        w.varint(UInt64(payload.count))
+        payloadStart = Int32(truncatingIfNeeded: w.bytes.count)
+        w.raw(payload)
+        payloadEnd = Int32(truncatingIfNeeded: w.bytes.count)
+        w.appendComputed(count: Event.hashLength) { content, digest in Digest.blake2b(content, into: digest) }
+        encoded = w.take()
     }
 
     /// Builds an event from a typed body.
@@ -73,25 +82,49 @@ public struct Event: Hashable, Sendable {
         guard format == Event.format else { throw DecodingError.malformed("unknown event format \(format)") }
         id = try EventID.decode(from: &r)
         hlc = HLC(rawValue: try r.u64())
-        let streamText = try r.string()
-        do { stream = try StreamID(parsing: streamText) } catch {
-            throw DecodingError.malformed(error.description)
-        }
+        stream = try Event.decodeStream(&r)
         type = try r.string()
         guard !type.isEmpty else { throw DecodingError.malformed("empty event type") }
         let v = try r.varint()
         guard v <= UInt64(UInt16.max) else { throw DecodingError.malformed("schema version \(v) out of range") }
         schemaVersion = UInt16(v)
-        payload = try r.blob()
+        let p = try r.blobRange()
+        payloadStart = Int32(p.lowerBound)   // bytes.count <= maxEncodedSize, so the offsets fit
+        payloadEnd = Int32(p.upperBound)
         try r.expectEnd("event payload")
-        let stored = Array(bytes[(bytes.count - Event.hashLength)...])
-        let computed = bytes.withUnsafeBytes {
-            Digest.blake2b(UnsafeRawBufferPointer(rebasing: $0[0..<(bytes.count - Event.hashLength)]),
-                           length: Event.hashLength)
+        let matches = bytes.withUnsafeBytes { all in
+            withUnsafeTemporaryAllocation(byteCount: Event.hashLength, alignment: 8) { computed in
+                let content = all.count - Event.hashLength
+                Digest.blake2b(UnsafeRawBufferPointer(rebasing: all[0..<content]), into: computed)
+                var same = true
+                for i in 0..<Event.hashLength where computed[i] != all[content + i] { same = false }
+                return same
+            }
         }
-        guard stored == computed else { throw DecodingError.malformed("event hash does not match its content") }
-        hash = stored
+        guard matches else { throw DecodingError.malformed("event hash does not match its content") }
         encoded = bytes
+    }
+
+    /// The stream name of an encoded event: ASCII names (every valid one) are parsed in place, anything
+    /// else goes through UTF-8 validation and `StreamID(parsing:)` for the same errors.
+    private static func decodeStream(_ r: inout ByteReader) throws(DecodingError) -> StreamID {
+        var probe = r
+        let range = try probe.blobRange()
+        let parsed: Result<StreamID, StreamError>? = r.bytes.withUnsafeBufferPointer { all in
+            let name = UnsafeBufferPointer(rebasing: all[range])
+            guard name.allSatisfy({ $0 < 0x80 }) else { return nil }
+            return Result { () throws(StreamError) in try StreamID(parsingUTF8: name) }
+        }
+        switch parsed {
+        case .success(let s)?:
+            r = probe
+            return s
+        case .failure(let e)?:
+            throw DecodingError.malformed(e.description)
+        case nil:
+            let text = try r.string()
+            do { return try StreamID(parsing: text) } catch { throw DecodingError.malformed(error.description) }
+        }
     }
 
     /// The typed body, or `.unknown` for a type or schema version this build does not know (such events

@@ -31,13 +31,61 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Bytes of the text form.
+    var nameLength: Int {
+        switch self {
+        case .public: return 6
+        case .user(let id): return 5 + id.utf8.count
+        case .health(let id): return 7 + id.utf8.count
+        }
+    }
+
+    /// Writes the text form as a length-prefixed string (`ByteWriter.string(description)`, without building
+    /// the string).
+    func encodeName(into w: inout ByteWriter) {
+        switch self {
+        case .public: w.string("public")
+        case .user(let id):
+            w.varint(UInt64(nameLength))
+            w.utf8("user:")
+            w.utf8(id)
+        case .health(let id):
+            w.varint(UInt64(nameLength))
+            w.utf8("health:")
+            w.utf8(id)
+        }
+    }
+
+    /// Parses the text form from its UTF-8 bytes: the same rules and errors as `init(parsing:)`, without
+    /// building the whole name first.
+    init(parsingUTF8 b: UnsafeBufferPointer<UInt8>) throws(StreamError) {
+        func hasPrefix(_ p: StaticString) -> Bool {
+            let n = p.utf8CodeUnitCount
+            guard b.count >= n else { return false }
+            for i in 0..<n where b[i] != p.utf8Start[i] { return false }
+            return true
+        }
+        func id(after n: Int) throws(StreamError) -> String {
+            let rest = UnsafeBufferPointer(rebasing: b[n...])
+            guard !rest.isEmpty, rest.count <= 64, rest.allSatisfy(StreamID.isUserIDByte) else {
+                throw StreamError.badUserID(String(decoding: rest, as: UTF8.self))
+            }
+            return String(decoding: rest, as: UTF8.self)   // ASCII, checked above
+        }
+        if b.count == 6 && hasPrefix("public") { self = .public; return }
+        if hasPrefix("user:") { self = .user(try id(after: 5)); return }
+        if hasPrefix("health:") { self = .health(try id(after: 7)); return }
+        try self.init(parsing: String(decoding: b, as: UTF8.self))   // refused with the same error
+    }
+
+    static func isUserIDByte(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b == 0x2e || b == 0x5f || b == 0x2d
+    }
+
     /// User ids are 1 to 64 characters from `A-Z a-z 0-9 . _ -` (they appear in stream names, file names
     /// and grants, so they are kept plain).
     public static func validateUserID(_ id: String) throws(StreamError) {
-        let ok = !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a)
-                || b == 0x2e || b == 0x5f || b == 0x2d
-        }
+        let ok = !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy(StreamID.isUserIDByte)
         guard ok else { throw StreamError.badUserID(id) }
     }
 

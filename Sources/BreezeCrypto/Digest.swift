@@ -27,6 +27,16 @@ public enum Digest {
         return out
     }
 
+    /// BLAKE2b of `bytes` written to `out`, whose length (16...64) is the digest length: no allocation.
+    ///
+    /// - Precondition: `out.count` is between 16 and 64.
+    public static func blake2b(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= 16 && out.count <= 64, "BLAKE2b output length must be 16...64")
+        _ = ready
+        _ = crypto_generichash(out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                               bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count), nil, 0)
+    }
+
     /// BLAKE2b of a byte array.
     public static func blake2b(_ bytes: [UInt8], length: Int) -> [UInt8] {
         bytes.withUnsafeBytes { blake2b($0, length: length) }

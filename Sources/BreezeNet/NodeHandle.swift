@@ -41,7 +41,12 @@ public struct NodeConfig: Sendable {
     public var reconnectMaxMillis: UInt64 = 5_000
     /// How often to look for commits by other processes.
     public var pollMillis: UInt64 = 10
-    public var batchEvents = 512
+    /// Most events in one `events` batch (`SyncSession.Config.batchEvents`). A receiving node stores each
+    /// loop iteration's batches in one transaction, so larger batches spread a commit's fsync over more
+    /// events; `batchBytes` (512 KiB) still bounds a batch's size.
+    public var batchEvents = NodeConfig.defaultBatchEvents
+    /// The default `batchEvents`.
+    public static let defaultBatchEvents = 2048
     public var window = 4
     /// Above this many bytes queued on a socket, stop reading the log for that peer.
     public var maxQueuedBytes = 8 << 20

@@ -245,8 +245,14 @@ public final class EventLog {
     ///   `.diskFull`, `.busy` or another `StoreError` when SQLite fails, in which case nothing was stored.
     @discardableResult
     public func append(_ items: [(StreamID, EventBody)]) throws(StoreError) -> [Event] {
-        for (stream, body) in items where !body.belongs(in: stream) {
-            throw StoreError(.invalidAppend, "event type '\(body.type)' cannot be written to stream '\(stream)'")
+        var checked: (type: String, stream: StreamID)?
+        for (stream, body) in items {
+            let type = body.type
+            if let c = checked, c.type == type, c.stream == stream { continue }
+            guard EventBody.type(type, belongsIn: stream) else {
+                throw StoreError(.invalidAppend, "event type '\(type)' cannot be written to stream '\(stream)'")
+            }
+            checked = (type, stream)
         }
         do {
             return try db.writeTransaction { () throws -> [Event] in try appendInTransaction(items) }
@@ -258,38 +264,40 @@ public final class EventLog {
 
     /// The body of `append`, inside a write transaction the caller holds.
     func appendInTransaction(_ items: [(StreamID, EventBody)]) throws -> [Event] {
-        let encoded = items.map { ($0.0, $0.1.encode()) }
         var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
-        var next: [StreamID: (key: Int64, counter: UInt64)] = [:]
-        var floors: [StreamID: HLC] = [:]
+        var next: [StreamID: (key: Int64, counter: UInt64, floor: HLC)] = [:]
         var out: [Event] = []
         out.reserveCapacity(items.count)
-        let insert = try db.cached(EventLog.insertSQL)
+        let insert = try EventInserter(db: db)
         let wall = options.wallClock()
-        for (stream, (type, version, payload)) in encoded {
-            var slot: (key: Int64, counter: UInt64)
-            if let s = next[stream] { slot = s } else {
-                let key = try streamKey(stream, create: true)!
-                slot = (key, try head(stream: key, origin: origin))
+        // The stream of the previous item and its slot: runs of one stream cost no dictionary lookups.
+        var current: StreamID?
+        var slot: (key: Int64, counter: UInt64, floor: HLC) = (0, 0, .zero)
+        for (stream, body) in items {
+            if stream != current {
+                if let c = current { next[c] = slot }
+                if let s = next[stream] { slot = s } else {
+                    let key = try streamKey(stream, create: true)!
+                    // Stamped after every event of the stream this replica holds, flagged ones included: a write
+                    // that supersedes a value from a replica whose clock is far ahead must still win
+                    // (Protocol/encoding.md 6).
+                    slot = (key, try head(stream: key, origin: origin), try aheadFloor(stream))
+                }
+                current = stream
             }
             slot.counter += 1
-            next[stream] = slot
-            // Stamped after every event of the stream this replica holds, flagged ones included: a write that
-            // supersedes a value from a replica whose clock is far ahead must still win (Protocol/encoding.md 6).
-            let floor: HLC
-            if let f = floors[stream] { floor = f } else {
-                floor = try aheadFloor(stream)
-                floors[stream] = floor
-            }
+            let (type, version, payload) = body.encode()
             let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
-                          hlc: clock.tick(wallMillis: wall, after: floor), type: type, schemaVersion: version,
+                          hlc: clock.tick(wallMillis: wall, after: slot.floor), type: type, schemaVersion: version,
                           payload: payload)
             guard e.encoded.count <= Event.maxEncodedSize else {
                 throw StoreError(.invalidAppend, "event type '\(type)' of \(e.encoded.count) bytes exceeds the \(Event.maxEncodedSize)-byte limit")
             }
-            try insertRow(insert, e, stream: slot.key, flags: 0)
+            try insert.add(e, stream: slot.key, flags: 0)
             out.append(e)
         }
+        if let c = current { next[c] = slot }
+        try insert.flush()
         for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
         try writeClock(clock.last)
         return out
@@ -297,19 +305,6 @@ public final class EventLog {
 
     static let insertSQL =
         "INSERT INTO events(stream, origin, epoch, counter, hlc, type, flags, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-
-    private func insertRow(_ s: Statement, _ e: Event, stream: Int64, flags: Int64) throws {
-        s.reset()
-        try s.bind(1, stream)
-        try s.bind(2, Int64(bitPattern: e.id.origin.replica.rawValue))
-        try s.bind(3, Int64(e.id.origin.epoch))
-        try s.bind(4, Int64(bitPattern: e.id.counter))
-        try s.bind(5, Int64(bitPattern: e.hlc.rawValue))
-        try s.bind(6, e.type)
-        try s.bind(7, flags)
-        try s.bind(8, e.encoded)
-        try s.run()
-    }
 
     private func head(stream: Int64, origin: Origin) throws -> UInt64 {
         let q = try db.cached("SELECT counter FROM heads WHERE stream = ? AND origin = ? AND epoch = ?")
@@ -406,30 +401,36 @@ public final class EventLog {
             return try db.writeTransaction { () throws -> [IngestReport] in
                 var reports: [IngestReport] = []
                 var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
-                var heads: [StreamID: [Origin: UInt64]] = [:]
+                var heads: [HeadKey: Head] = [:]
                 var keys: [StreamID: Int64] = [:]
-                var dirty: Set<HeadKey> = []
-                let insert = try db.cached(EventLog.insertSQL)
+                let insert = try EventInserter(db: db)
                 let wall = options.wallClock()
+                // The (stream, origin) of the previous event and what is known of it: a batch is mostly runs
+                // of one origin's consecutive events, which then cost no dictionary lookup.
+                var slot: HeadKey?
+                var head = Head(key: 0, counter: 0, dirty: false)
+                var lastType = "", lastTypeFits = true
                 for events in groups {
                     var report = IngestReport()
+                    report.stored.reserveCapacity(events.count)
                     for e in events {
-                        // A known type in the wrong kind of stream (possible only through a build that did not
-                        // know the type) is stored flagged, so the origin's counters stay contiguous; the
-                        // reducers read streams of their own kind and never see it.
-                        let misplaced = !EventBody.type(e.type, belongsIn: e.stream)
-                        let key: Int64
-                        if let k = keys[e.stream] { key = k } else {
-                            key = try streamKey(e.stream, create: true)!
-                            keys[e.stream] = key
+                        if slot?.stream != e.stream || slot?.origin != e.id.origin {
+                            if let s = slot { heads[s] = head }
+                            let k = HeadKey(stream: e.stream, origin: e.id.origin)
+                            if let h = heads[k] { head = h } else {
+                                let key: Int64
+                                if let known = keys[e.stream] { key = known } else {
+                                    key = try streamKey(e.stream, create: true)!
+                                    keys[e.stream] = key
+                                }
+                                head = Head(key: key, counter: try self.head(stream: key, origin: e.id.origin), dirty: false)
+                            }
+                            slot = k
+                            lastType = ""
                         }
-                        let held: UInt64
-                        if let h = heads[e.stream]?[e.id.origin] { held = h } else {
-                            held = try head(stream: key, origin: e.id.origin)
-                            heads[e.stream, default: [:]][e.id.origin] = held
-                        }
-                        if e.id.counter <= held {
-                            let stored = try storedHash(stream: key, id: e.id)
+                        if e.id.counter <= head.counter {
+                            try insert.flush()   // the stored copy may still be queued
+                            let stored = try storedHash(stream: head.key, id: e.id)
                             if stored == e.hash {
                                 report.duplicates += 1
                             } else {
@@ -438,26 +439,36 @@ public final class EventLog {
                             }
                             continue
                         }
-                        guard e.id.counter == held + 1 else {
+                        guard e.id.counter == head.counter + 1 else {
                             report.gaps += 1
                             continue
                         }
+                        // A known type in the wrong kind of stream (possible only through a build that did not
+                        // know the type) is stored flagged, so the origin's counters stay contiguous; the
+                        // reducers read streams of their own kind and never see it.
+                        if e.type != lastType {
+                            lastType = e.type
+                            lastTypeFits = EventBody.type(e.type, belongsIn: e.stream)
+                        }
+                        let misplaced = !lastTypeFits
                         let skewed = clock.observe(e.hlc, wallMillis: wall)
                         if skewed {
                             report.skewed += 1
                             try raiseAheadFloor(e.stream, to: e.hlc)
                         }
                         if misplaced { report.invalid += 1 }
-                        try insertRow(insert, e, stream: key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
-                        heads[e.stream]![e.id.origin] = e.id.counter
-                        dirty.insert(HeadKey(stream: e.stream, origin: e.id.origin))
+                        try insert.add(e, stream: head.key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
+                        head.counter = e.id.counter
+                        head.dirty = true
                         report.inserted += 1
                         report.stored.append(e)
                     }
                     reports.append(report)
                 }
-                for d in dirty {
-                    try setHead(stream: keys[d.stream]!, origin: d.origin, counter: heads[d.stream]![d.origin]!)
+                if let s = slot { heads[s] = head }
+                try insert.flush()
+                for (k, h) in heads where h.dirty {
+                    try setHead(stream: h.key, origin: k.origin, counter: h.counter)
                 }
                 try writeClock(clock.last)
                 return reports
@@ -466,6 +477,14 @@ public final class EventLog {
             streamIDs.removeAll()
             throw StoreError.from(error, path: path)
         }
+    }
+
+    /// What `ingest` knows of one (stream, origin): the stream's row id and the highest counter held.
+    private struct Head {
+        var key: Int64
+        var counter: UInt64
+        /// True once an event was stored in this transaction (the `heads` row must be written).
+        var dirty: Bool
     }
 
     private struct HeadKey: Hashable { let stream: StreamID; let origin: Origin }

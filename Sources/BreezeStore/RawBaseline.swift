@@ -1,12 +1,13 @@
 internal import CSQLite
 
-/// The benchmark baseline: plain SQLite inserts of already-encoded rows, with one prepared statement and
-/// one transaction per batch, into a table of the same shape (and the same unique index) as the log's
-/// `events` table. Anything the engine does beyond this (encoding, hashing, clocks, counters, version
-/// vectors) is its overhead.
+/// The benchmark baseline: plain SQLite inserts of already-encoded rows, one transaction per batch, into a
+/// table of the same shape (and the same unique index) as the log's `events` table, with the same
+/// statements as the log (`EventInserter`: 32 rows per `INSERT`; `rowsPerStatement: 1` gives one
+/// execution of a one-row statement per row). Anything the engine does beyond this (encoding, hashing,
+/// clocks, counters, version vectors) is its overhead.
 public final class RawBaseline {
     let db: Database
-    let insert: Statement
+    let rowsPerStatement: Int
 
     /// One row as the log stores it.
     public struct Row: Sendable {
@@ -22,14 +23,19 @@ public final class RawBaseline {
     /// The version of the SQLite library linked in (for benchmark reports), e.g. `3.40.1`.
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
 
-    /// Creates the table in a new database at `path`, with the same pragmas as the log.
-    public init(path: String, durability: EventLog.Durability) throws(StoreError) {
+    /// Rows per `INSERT` in the log's own writes (`EventLog.append`, `ingest`).
+    public static var engineRowsPerStatement: Int { EventInserter.chunk }
+
+    /// Creates the table in a new database at `path`, with the same pragmas as the log; rows are inserted
+    /// `rowsPerStatement` per statement (1 to 64).
+    public init(path: String, durability: EventLog.Durability,
+                rowsPerStatement: Int = RawBaseline.engineRowsPerStatement) throws(StoreError) {
+        self.rowsPerStatement = max(1, min(rowsPerStatement, 64))
         do {
             db = try Database(path: path, create: true)
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
             try db.execute(Schema.migrations[0])
-            insert = try db.prepare(EventLog.insertSQL)
         } catch { throw StoreError.from(error, path: path) }
     }
 
@@ -37,18 +43,12 @@ public final class RawBaseline {
     public func insert(_ rows: [Row]) throws(StoreError) {
         do {
             try db.writeTransaction {
+                let inserter = try EventInserter(db: db, chunk: rowsPerStatement)
                 for r in rows {
-                    insert.reset()
-                    try insert.bind(1, r.stream)
-                    try insert.bind(2, r.origin)
-                    try insert.bind(3, r.epoch)
-                    try insert.bind(4, r.counter)
-                    try insert.bind(5, r.hlc)
-                    try insert.bind(6, r.type)
-                    try insert.bind(7, Int64(0))
-                    try insert.bind(8, r.data)
-                    try insert.run()
+                    try inserter.add(EventInserter.Row(stream: r.stream, origin: r.origin, epoch: r.epoch, counter: r.counter,
+                                                       hlc: r.hlc, type: r.type, flags: 0, data: r.data))
                 }
+                try inserter.flush()
             }
         } catch { throw StoreError.from(error, path: db.path) }
     }

@@ -43,6 +43,20 @@ final class Statement {
         try check(rc)
     }
 
+    /// Binds `count` bytes at `bytes` as a blob without copying them (`SQLITE_STATIC`): the caller keeps them
+    /// valid and unchanged until the statement has been stepped and reset.
+    func bindStatic(_ i: Int32, _ bytes: UnsafeRawPointer, count: Int) throws(DatabaseError) {
+        try check(sqlite3_bind_blob(stmt, i, bytes, Int32(count), breeze_sqlite_static()))
+    }
+    /// Binds `count` bytes of UTF-8 at `bytes` as text without copying them, as `bindStatic(_:_:count:)`.
+    func bindStaticText(_ i: Int32, _ bytes: UnsafeRawPointer, count: Int) throws(DatabaseError) {
+        try check(sqlite3_bind_text(stmt, i, bytes.assumingMemoryBound(to: CChar.self), Int32(count),
+                                    breeze_sqlite_static()))
+    }
+
+    /// Resets the statement for another step, keeping its bindings (for callers that rebind every parameter).
+    func rewind() { sqlite3_reset(stmt) }
+
     /// Steps once: true when a row is available, false when done.
     @discardableResult
     func step() throws(DatabaseError) -> Bool {

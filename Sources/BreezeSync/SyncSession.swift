@@ -27,7 +27,7 @@ public struct SyncSession: Sendable {
         /// The cluster secret (scope `.cluster`) or this user's key (scope `.user`).
         public var secret: [UInt8]
         /// Most events in one batch.
-        public var batchEvents = 512
+        public var batchEvents = 2048
         /// Most encoded bytes in one batch (well under the frame limit).
         public var batchBytes = 512 * 1024
         /// Most unacknowledged batches in flight.

@@ -1,4 +1,5 @@
 import Testing
+import BreezeCrypto
 @testable import BreezeCore
 
 struct CodecTests {
@@ -135,6 +136,52 @@ struct CodecTests {
             #expect(throws: DecodingError.self) { try Event(decoding: Array(e.encoded.prefix(n))) }
         }
         #expect(throws: DecodingError.self) { try Event(decoding: e.encoded + [0]) }
+    }
+
+    /// An encoded event with `name` as its stream, hashed correctly, so only the name can be wrong.
+    static func encoded(streamName name: [UInt8]) -> [UInt8] {
+        var w = ByteWriter()
+        w.u8(Event.format)
+        EventID(origin: origin, counter: 1).encode(into: &w)
+        w.u64(7)
+        w.varint(UInt64(name.count))
+        w.raw(name)
+        w.string("favourite.add")
+        w.varint(1)
+        w.blob(EventBody.favouriteAdd(sensor: "s").encode().payload)
+        w.appendComputed(count: Event.hashLength) { content, digest in Digest.blake2b(content, into: digest) }
+        return w.take()
+    }
+
+    @Test func streamNamesDecodeInPlaceWithTheSameRulesAndErrorsAsParsing() throws {
+        let names = ["public", "user:ana", "health:ana", "user:A.b_c-9", "user:" + String(repeating: "x", count: 64),
+                     "user:" + String(repeating: "x", count: 65), "publicx", "Public", "user:", "user", "health:",
+                     "user:a b", "user:a:b", "users:ana", "car:ana", "", ":", "user:an\u{e9}", "health:\u{1F600}"]
+        for name in names {
+            let bytes = Self.encoded(streamName: Array(name.utf8))
+            let expected: Result<StreamID, DecodingError>
+            do { expected = .success(try StreamID(parsing: name)) } catch { expected = .failure(.malformed(error.description)) }
+            let got: Result<StreamID, DecodingError>
+            do { got = .success(try Event(decoding: bytes).stream) } catch { got = .failure(error) }
+            #expect(got == expected, "stream name \(name.debugDescription)")
+        }
+        // Not UTF-8 at all: refused as such, before any parsing.
+        #expect(throws: DecodingError.malformed("string is not valid UTF-8")) {
+            try Event(decoding: Self.encoded(streamName: [0x75, 0x73, 0x65, 0x72, 0x3a, 0xff]))
+        }
+    }
+
+    @Test func payloadAndHashAreTheSlicesOfTheEncodingTheyDescribe() throws {
+        for (i, (stream, body)) in Self.bodies.enumerated() {
+            let (type, version, payload) = body.encode()
+            let e = Event(stream: stream, id: EventID(origin: Self.origin, counter: UInt64(i + 1)),
+                          hlc: HLC(rawValue: UInt64(i)), type: type, schemaVersion: version, payload: payload)
+            #expect(e.payload == payload && Array(e.payloadBytes) == payload && Array(e.hashBytes) == e.hash)
+            #expect(e.hash == Digest.blake2b(Array(e.encoded.dropLast(Event.hashLength)), length: Event.hashLength))
+            #expect(e.encoded.suffix(Event.hashLength + payload.count).prefix(payload.count).elementsEqual(payload))
+            let d = try Event(decoding: e.encoded)
+            #expect(d.payload == payload && d.hash == e.hash && d.type == type && d.schemaVersion == version)
+        }
     }
 
     @Test func malformedKnownPayloadThrowsInsteadOfGuessing() {

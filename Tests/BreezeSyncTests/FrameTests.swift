@@ -9,6 +9,20 @@ struct FrameTests {
         #expect(CRC32C.checksum([]) == 0)
     }
 
+    @Test func crc32cEightBytesAtATimeAgreesWithTheBytewiseFormOnEveryLengthAndOffset() {
+        var rng = SeededRandom(seed: 32)
+        let bytes = (0..<300).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        for start in 0..<9 {
+            for end in start...min(bytes.count, start + 80) {
+                let slice = Array(bytes[start..<end])
+                #expect(CRC32C.checksum(bytes, start..<end) == CRC32C.checksumBytewise(slice), "bytes \(start)..<\(end)")
+                #expect(CRC32C.checksum(slice) == CRC32C.checksumBytewise(slice))
+            }
+        }
+        #expect(CRC32C.checksum(bytes) == CRC32C.checksumBytewise(bytes))
+        #expect(CRC32C.checksumBytewise(Array("123456789".utf8)) == 0xE306_9283)
+    }
+
     @Test func framesSplitAnywhereReassembleIntoTheSameMessages() throws {
         let frames = GoldenFrameTests.messages.map { Frame.encode($0.1) }
         let all = frames.flatMap { $0 }
