@@ -9,6 +9,9 @@ import BreezeStore
 enum EventsBench {
     struct Result {
         var appendRate: Double, replayRate: Double, peakMiB: Double
+        /// Raw SQLite inserts of the same rows in the same transactions (`RawBaseline`): with the engine's
+        /// rows per `INSERT`, and with one row per `INSERT`. The ceiling for a log that stores a row per event.
+        var rawRate = 0.0, rawOneRowRate = 0.0
         /// CPU time (user + system) per event, in microseconds.
         var appendCPU: Double, replayCPU: Double
     }
@@ -44,9 +47,25 @@ enum EventsBench {
             guard state.corrections.entries.count == min(100, count), state.corrections["k\(last % 100)"] == "v\(last)" else {
                 throw CLIError.failure("bench events: the replayed state does not hold the last values written")
             }
-            r = Result(appendRate: Double(count) / appendSeconds, replayRate: Double(count) / replaySeconds,
-                       peakMiB: peakResidentMiB(), appendCPU: appendCPU / Double(count) * 1e6,
-                       replayCPU: replayCPU / Double(count) * 1e6)
+            var result = Result(appendRate: Double(count) / appendSeconds, replayRate: Double(count) / replaySeconds,
+                                peakMiB: peakResidentMiB(), appendCPU: appendCPU / Double(count) * 1e6,
+                                replayCPU: replayCPU / Double(count) * 1e6)
+            // The same rows, straight into SQLite (same table, index, pragmas and transactions).
+            let rows = try log.rawRows(seq: 1...Int64(count))
+            for (i, perStatement) in [RawBaseline.engineRowsPerStatement, 1].enumerated() {
+                let raw = try RawBaseline(path: dir + "/raw\(i).db", durability: ctx.durability, rowsPerStatement: perStatement)
+                defer { raw.close() }
+                t0 = monotonicSeconds()
+                var start = 0
+                while start < rows.count {
+                    let end = min(rows.count, start + batch)
+                    try raw.insert(Array(rows[start..<end]))
+                    start = end
+                }
+                let rate = Double(rows.count) / (monotonicSeconds() - t0)
+                if i == 0 { result.rawRate = rate } else { result.rawOneRowRate = rate }
+            }
+            r = result
         } catch let e as CLIError { throw e } catch { throw .failure("bench events in \(dir): \(error)") }
         if ctx.json {
             ctx.console.out(JSONValue.object([
@@ -55,11 +74,16 @@ enum EventsBench {
                 ("replayEventsPerSecond", .double(r.replayRate.rounded())), ("peakRSSMiB", .double(r.peakMiB)),
                 ("appendCPUMicrosPerEvent", .double((r.appendCPU * 1000).rounded() / 1000)),
                 ("replayCPUMicrosPerEvent", .double((r.replayCPU * 1000).rounded() / 1000)),
+                ("rawAppendEventsPerSecond", .double(r.rawRate.rounded())),
+                ("rawAppendOneRowEventsPerSecond", .double(r.rawOneRowRate.rounded())),
+                ("rawRowsPerStatement", .int(Int64(RawBaseline.engineRowsPerStatement))),
                 ("durability", .string(ctx.durability.rawValue.uppercased())),
             ]).text)
         } else {
             ctx.console.out("events benchmark: \(count) settings events in transactions of \(batch), durability \(ctx.durability.rawValue)")
             ctx.console.out("  append              \(BenchCommand.fmt(r.appendRate)) events/s (CPU \(BenchCommand.fmt2(r.appendCPU)) us/event)")
+            ctx.console.out("  raw SQLite, same rows and transactions: \(BenchCommand.fmt(r.rawRate)) rows/s (\(RawBaseline.engineRowsPerStatement) rows per INSERT), "
+                            + "\(BenchCommand.fmt(r.rawOneRowRate)) rows/s (one row per INSERT); append / raw \(BenchCommand.fmt2(r.appendRate / r.rawRate))")
             ctx.console.out("  replay (fold)       \(BenchCommand.fmt(r.replayRate)) events/s (CPU \(BenchCommand.fmt2(r.replayCPU)) us/event)")
             ctx.console.out("  peak resident memory \(BenchCommand.fmt2(r.peakMiB)) MiB")
         }

@@ -19,7 +19,7 @@ enum SettingsBench {
         /// One transaction per write, durability full (fsync per commit), over `fullSample` writes.
         var writeMicrosFull = 0.0, fullSample = 0
         /// Wire bytes per event sent by a session (version 2, packed): one frame per write (live, dictionaries
-        /// warm after the first write), and frames of up to 512 events (catch-up).
+        /// warm after the first write), and a node's catch-up batches (`SyncSession.Config.batchEvents`, 2,048).
         var bytesPerUpdateLive = 0.0, bytesPerUpdateBatched = 0.0
         /// The same with version 1's self-describing `events` frames (every event in its canonical form).
         var selfDescribingLive = 0.0, selfDescribingBatched = 0.0
@@ -65,9 +65,9 @@ enum SettingsBench {
             let f = BenchCommand.fmt, f2 = BenchCommand.fmt2
             c.out("settings benchmark: \(count) last-writer-wins writes over \(keys) keys (source.correct events), \(writers) concurrent writers")
             c.out("  write, one transaction each     \(f2(r.writeMicrosNormal)) us/op (durability normal); \(f2(r.writeMicrosFull)) us/op (full, \(r.fullSample) writes)")
-            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (frames of up to 512); packed events, protocol 2")
-            c.out("  self-describing event bytes     \(f2(r.selfDescribingLive)) (one frame per write); \(f2(r.selfDescribingBatched)) (frames of up to 512); protocol 1")
-            c.out("  peer apply (decode + ingest)    \(f(r.applyBatchedFull)) events/s (frames of up to 512, durability full); \(f(r.applyLiveNormal)) events/s (one frame each, normal)")
+            c.out("  wire bytes per update           \(f2(r.bytesPerUpdateLive)) (one frame per write); \(f2(r.bytesPerUpdateBatched)) (catch-up batches of up to 2,048); packed events, protocol 2")
+            c.out("  self-describing event bytes     \(f2(r.selfDescribingLive)) (one frame per write); \(f2(r.selfDescribingBatched)) (batches of up to 2,048); protocol 1")
+            c.out("  peer apply (decode + ingest)    \(f(r.applyBatchedFull)) events/s (catch-up batches of up to 2,048, one transaction each, durability full); \(f(r.applyLiveNormal)) events/s (one frame each, normal)")
             c.out("  peer over TCP (second process)  \(f(r.tcpRate)) events/s (catch-up, durability full)")
             c.out("  stored                          \(f(Double(r.dbBytes))) bytes database (all \(count) events, checkpointed); state \(f(Double(r.stateBytes))) bytes")
             c.out("  merge of \(writers) writers          \(f2(r.mergeMillis)) ms (ingest + fold, durability full)")
@@ -120,8 +120,10 @@ enum SettingsBench {
             r.bytesPerUpdateBatched = Double(batched.reduce(0) { $0 + $1.count }) / Double(count)
             r.selfDescribingLive = Double(events.enumerated().reduce(0) { $0 + Frame.encode(.events(batch: UInt64($1.offset + 1), events: [$1.element])).count }) / Double(count)
             var selfDescribing = 0
-            for start in stride(from: 0, to: count, by: 512) {
-                selfDescribing += Frame.encode(.events(batch: UInt64(start / 512 + 1), events: Array(events[start..<min(count, start + 512)]))).count
+            let batchEvents = SyncSession.Config(replica: ReplicaID(rawValue: 1), scope: .cluster, secret: []).batchEvents
+            for start in stride(from: 0, to: count, by: batchEvents) {
+                selfDescribing += Frame.encode(.events(batch: UInt64(start / batchEvents + 1),
+                                                       events: Array(events[start..<min(count, start + batchEvents)]))).count
             }
             r.selfDescribingBatched = Double(selfDescribing) / Double(count)
 

@@ -52,7 +52,7 @@ public enum Packed {
         var w = ByteWriter(capacity: 24 + events.count * Event.hashLength)
         w.u64(batch)
         w.u32(UInt32(sizes.streams)); w.u32(UInt32(sizes.types)); w.u32(UInt32(sizes.origins)); w.u32(UInt32(sizes.keys))
-        for e in events { w.raw(e.hash) }
+        for e in events { w.raw(e.hashBytes) }
         return Array(Digest.blake2b(w.bytes, length: 16).prefix(checkLength))
     }
 

@@ -159,6 +159,6 @@ public struct PackedEncoder: Sendable {
         w.varint(Packed.clockField(physicalDelta: Int64(p) - Int64(physical), logical: e.hlc.logical))
         if e.hlc.logical != 0 { w.varint(UInt64(e.hlc.logical)) }
         physical = p
-        w.blob(e.payload)
+        w.blob(e.payloadBytes)
     }
 }
