@@ -33,6 +33,8 @@ public struct Event: Hashable, Sendable {
     public var payloadBytes: ArraySlice<UInt8> { encoded[Int(payloadStart)..<Int(payloadEnd)] }
     /// The hash as a slice of `encoded` (no copy).
     public var hashBytes: ArraySlice<UInt8> { encoded[(encoded.count - Event.hashLength)...] }
+    /// A reader over the payload where it lies in `encoded` (no copy).
+    public var payloadReader: ByteReader { ByteReader(encoded, range: Int(payloadStart)..<Int(payloadEnd)) }
 
     /// The encoding format version this build writes and reads.
     public static let format: UInt8 = 1

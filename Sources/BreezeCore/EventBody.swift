@@ -137,8 +137,20 @@ public enum EventBody: Hashable, Sendable {
     /// `CodecTests.theReadingFastPathAgreesWithDecode` checks that they agree.
     public static func readingValues(type: String, version: UInt16, payload: [UInt8])
         -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
+        readingValues(type: type, version: version, reader: ByteReader(payload))
+    }
+
+    /// `readingValues(type:version:payload:)` of an event, reading the payload where it lies in the event's
+    /// encoding (no copy).
+    public static func readingValues(of e: Event)
+        -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
+        readingValues(type: e.type, version: e.schemaVersion, reader: e.payloadReader)
+    }
+
+    private static func readingValues(type: String, version: UInt16, reader: ByteReader)
+        -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
         guard type == "reading", knownTypes[type] == version else { return nil }
-        var r = ByteReader(payload)
+        var r = reader
         do throws(DecodingError) {
             let source = try r.string(), sensor = try r.string(), time = try r.zigzag()
             let n = try r.count(limit: r.remaining)

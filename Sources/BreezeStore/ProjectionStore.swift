@@ -161,7 +161,7 @@ extension EventLog {
         }
         func apply(_ e: Event) throws {
             // Readings, nearly every event, take the fast path: payload straight to a bucket group.
-            if let r = EventBody.readingValues(type: e.type, version: e.schemaVersion, payload: e.payload) {
+            if let r = EventBody.readingValues(of: e) {
                 guard EventBody.type(e.type, belongsIn: e.stream), !r.values.isEmpty else { return }
                 pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
                     .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: r.values))

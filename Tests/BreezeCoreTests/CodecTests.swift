@@ -75,6 +75,12 @@ struct CodecTests {
             #expect(fast.source == r.source && fast.sensor == r.sensor && fast.time == r.time)
             #expect(fast.values.map(\.quantity) == r.values.filter { $0.value.isFinite }.map(\.quantity))
             #expect(fast.values.map(\.value) == r.values.filter { $0.value.isFinite }.map(\.value))
+            // Read in place from an event's encoding (as the projection does), the same values.
+            let event = Event(stream: .public, id: EventID(origin: Origin(replica: ReplicaID(rawValue: 1), epoch: 1), counter: 1),
+                              hlc: HLC(rawValue: 1 << 16), body: body)
+            let inPlace = try #require(EventBody.readingValues(of: event))
+            #expect(inPlace.source == fast.source && inPlace.sensor == fast.sensor && inPlace.time == fast.time)
+            #expect(inPlace.values.map(\.quantity) == fast.values.map(\.quantity) && inPlace.values.map(\.value) == fast.values.map(\.value))
             // Whatever `decode` refuses, the fast path refuses too: truncated, padded, another version or type.
             for bad in [Array(payload.dropLast()), payload + [0]] where !payload.isEmpty {
                 let general = try? EventBody.decode(type: type, version: version, payload: bad)
