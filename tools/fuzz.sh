@@ -20,7 +20,7 @@
 # (tools/fuzz/regressions/<target>/), replayed first. The corpus persists in .build/fuzz/corpus/<target>.
 # Every run logs its seed; BREEZE_SEED=N reproduces a run (libFuzzer -seed). One line per target and pass:
 #   FUZZ target=frame seed=... runs=... secs=... exec_per_s=... failure=none corpus=... sanitizer=none cpu_s=... exec_per_cpu_s=...
-# (failure: none, crash, hang, leak, oom or short; exec_per_cpu_s is the figure to compare on a shared machine)
+# (failure: none, crash, hang, leak, oom, slow (fewer than 10,000 inputs in the cap) or short; exec_per_cpu_s is the figure to compare on a shared machine)
 # and at the end:
 #   FAULT scenario=6 seed=... targets=... inputs=... min_per_target=... crashes=0 hangs=0 leaks=0 ... secs=...
 # A failure leaves its reproducer in .build/fuzz/artifacts/<target>/.
@@ -156,6 +156,15 @@ run_target() {   # name, pass (fast or asan)
   fi
   ((time_limit > 0)) && args+=(-max_total_time="$time_limit")
   local start end status=0 TIMEFORMAT='%U %S'
+  # Reproducers of fixed crashes, each run once as a whole file (a corpus directory would cut them to -max_len).
+  local repro=("$regressions"/*)
+  if [[ -e ${repro[0]} ]] && ! BREEZE_FUZZ_PARSER=$parser SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=$asan_options \
+      "$binary" -timeout=10 -rss_limit_mb=2048 "${repro[@]}" > "$log.regressions" 2>&1; then
+    echo "FUZZ target=$name seed=$seed runs=0 secs=0 exec_per_s=0 failure=crash corpus=0 sanitizer=$([[ $pass == asan ]] && echo address || echo none) cpu_s=0 exec_per_cpu_s=0"
+    echo "---- $name: a reproducer in $regressions fails again ($pass pass); log tail:"
+    grep -v '^$' "$log.regressions" | tail -25
+    return 1
+  fi
   start=$(date +%s.%N)
   { time BREEZE_FUZZ_PARSER=$parser SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=$asan_options \
       "$binary" "${args[@]}" "$corpus" "$seeds" "$regressions" > "$log" 2>&1 ; } 2> "$log.cpu" || status=$?
@@ -169,8 +178,10 @@ run_target() {   # name, pass (fast or asan)
   if ((status != 0)); then
     kind=crash
     grep -q "ERROR: libFuzzer: timeout" "$log" && kind=hang
-    grep -q "LeakSanitizer" "$log" && kind=leak
+    grep -q "ERROR: LeakSanitizer" "$log" && kind=leak
     grep -q -E "out-of-memory|malloc\(.*\) exceeds" "$log" && kind=oom
+  elif (( ${done_runs:-0} < target_runs && ${done_runs:-0} < min_runs )); then
+    kind=slow      # a near-hang (inputs just under -timeout) fails even with --allow-short
   elif (( ${done_runs:-0} < target_runs )); then
     kind=short
   fi
@@ -179,6 +190,10 @@ run_target() {   # name, pass (fast or asan)
   if ((status != 0)); then
     echo "---- $name failed ($kind, $pass pass); reproducer in $art; log tail:"
     grep -v '^$' "$log" | grep -v -E '^#[0-9]+' | tail -25
+    return 1
+  fi
+  if [[ $kind == slow ]]; then
+    echo "---- $name: only ${done_runs:-0} inputs within the ${time_limit} s cap (fewer than $min_runs: a near-hang)"
     return 1
   fi
   if [[ $kind == short ]]; then
@@ -196,7 +211,8 @@ selected=()
 for t in "${targets[@]}"; do [[ -z $only || $t == "$only" || $t == import-$only ]] && selected+=("$t"); done
 echo "==> fuzzing ${#selected[@]} targets, ${runs} inputs each (at most ${time_limit} s each), then ${asan_runs} under AddressSanitizer; $jobs at a time, seed $seed"
 export -f run_target fuzz_target seed_corpus max_len
-export bin asan_bin work scratch runs asan_runs time_limit seed
+min_runs=10000     # below this many inputs in the time cap a target fails as `slow`, --allow-short or not
+export bin asan_bin work scratch runs asan_runs time_limit seed min_runs
 t0=$(date +%s)
 set +e
 printf '%s\n' "${selected[@]}" | xargs -P "$jobs" -I{} bash -c 'fuzz_target {}' | tee "$scratch/summary.txt"
@@ -213,6 +229,11 @@ not_none=$(grep '^FUZZ' "$scratch/summary.txt" | grep -c -v 'failure=none' || tr
 failed=$((not_none - short))
 ran=$(fast_lines | wc -l)
 missing=$(( ${#selected[@]} - ran ))
+# A target whose fuzzing pass passed must have its AddressSanitizer line too (a killed pass leaves none).
+if ((asan_runs > 0)); then
+  passed_fast=$(fast_lines | grep -c -E 'failure=(none|short)' || true)
+  missing=$(( missing + passed_fast - $(asan_lines | wc -l) ))
+fi
 ((allow_short)) || failed=$((failed + short))
 echo "FAULT scenario=6 seed=$seed targets=${#selected[@]} fired=$total inputs=$total min_per_target=$min lost=0 duplicated=0 unexpected=$((failed + missing)) crashes=$(count crash) hangs=$(count hang) leaks=$(count leak) oom=$(count oom) short=$short asan_inputs=$asan_total secs=$((t1 - t0))"
 if ((short > 0)); then

@@ -59,9 +59,9 @@ public struct Event: Hashable, Sendable {
         w.string(type)
         w.varint(UInt64(schemaVersion))
         w.varint(UInt64(payload.count))
-        payloadStart = Int32(truncatingIfNeeded: w.bytes.count)
+        payloadStart = Int32(w.bytes.count)
         w.raw(payload)
-        payloadEnd = Int32(truncatingIfNeeded: w.bytes.count)
+        payloadEnd = Int32(w.bytes.count)   // traps rather than wraps for a payload of 2 GiB or more
         w.appendComputed(count: Event.hashLength) { content, digest in Digest.blake2b(content, into: digest) }
         encoded = w.take()
     }

@@ -80,6 +80,7 @@ final class EventInserter {
         }
         let s = rows.count == chunk ? full : try db.cached(EventInserter.sql(rows: rows.count))
         s.rewind()
+        defer { s.reset() }   // clears the bindings too, on every path: none is left pointing into `scratch`
         var offset = 0
         func copy(_ bytes: UnsafeRawBufferPointer) -> (UnsafeRawPointer, Int) {
             let at = scratch + offset
@@ -102,7 +103,6 @@ final class EventInserter {
             try s.bindStatic(p + 8, dp, count: dn)
         }
         try s.run()
-        s.reset()   // clears the bindings too: none is left pointing into `scratch`
     }
 }
 

@@ -409,7 +409,7 @@ public final class EventLog {
                 // of one origin's consecutive events, which then cost no dictionary lookup.
                 var slot: HeadKey?
                 var head = Head(key: 0, counter: 0, dirty: false)
-                var lastType = "", lastTypeFits = true
+                var lastType: String?, lastTypeFits = true   // the type last checked, in this slot
                 for events in groups {
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
@@ -426,7 +426,7 @@ public final class EventLog {
                                 head = Head(key: key, counter: try self.head(stream: key, origin: e.id.origin), dirty: false)
                             }
                             slot = k
-                            lastType = ""
+                            lastType = nil
                         }
                         if e.id.counter <= head.counter {
                             try insert.flush()   // the stored copy may still be queued
