@@ -58,6 +58,9 @@ public enum CSVChunks {
                         header = Array(bytes[recordStart..<end])
                         // A header ended by a lone CR would join a piece's leading LF into one CRLF line end.
                         if header!.last == 0x0D { header!.append(0x0A) }
+                        // A header that itself begins with a BOM (one not at the file's start, which CSVTable
+                        // keeps) would open every piece, where CSVTable drops it: give the piece one to drop.
+                        if header!.starts(with: [0xEF, 0xBB, 0xBF]) { header!.insert(contentsOf: [0xEF, 0xBB, 0xBF], at: 0) }
                         headerLines = line - recordLine
                         chunkStart = end
                         chunkLine = line

@@ -45,4 +45,13 @@ struct ImportFuzzRegressionTests {
     @Test func aHeaderEndedByACarriageReturnDoesNotSwallowABlankLine() throws {
         try Self.expectSameAsWhole([0x00, 0x0D, 0x00, 0x0A, 0x0A, 0x2E], target: 2)
     }
+
+    /// fuzz-import csv-chunks, `bom-line-as-header` (found by a CI run's AddressSanitizer pass): a header line
+    /// that begins with a byte-order mark but not at the file's start keeps it in a whole-file parse; copied
+    /// to the start of each piece, the mark was dropped there and the pieces took the next line as header.
+    @Test func aHeaderThatBeginsWithAByteOrderMarkInsideTheFileMatchesTheWholeFile() throws {
+        try Self.expectSameAsWhole([0x00, 0x0A, 0xEF, 0xBB, 0xBF, 0x0A] + Array("J>O\u{5}2otap\n".utf8), target: 2)
+        try Self.expectSameAsWhole(Array("\nx".utf8) + [0xEF, 0xBB, 0xBF] + Array("id,v\n1,a\n2,b\n3,c\n".utf8), target: 3)
+        try Self.expectSameAsWhole([0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF] + Array("id,v\n1,a\n2,b\n".utf8), target: 3)
+    }
 }
