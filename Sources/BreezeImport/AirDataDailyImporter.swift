@@ -37,7 +37,7 @@ public enum AirDataDailyImporter: Importer {
             do throws(ImportRowError) {
                 guard let d = row[dateCol].flatMap(parseDate) else { throw ImportRowError("date '\(row[dateCol] ?? "")' is not a date") }
                 guard let siteText = row[siteCol] else { throw ImportRowError("no site id") }
-                let digits = siteText.filter(\.isNumber)
+                let digits = siteText.filter { $0.isASCII && $0.isNumber }
                 guard digits.count == 9 else { throw ImportRowError("site id '\(siteText)' is not 9 digits") }
                 let sensor = digits + "-" + (row[pocCol] ?? "1")
                 var values: [Measurement] = []

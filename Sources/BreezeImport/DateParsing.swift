@@ -74,7 +74,7 @@ public enum DateParsing {
                 let text = String(t[t.index(after: sign)...])
                 // ±HH:MM, ±HHMM or ±HH, at most 18 hours (ISO 8601 and RFC 3339 forms).
                 let digits = text.filter { $0 != ":" }
-                guard digits.count == 2 || digits.count == 4, digits.allSatisfy(\.isNumber),
+                guard digits.count == 2 || digits.count == 4, digits.allSatisfy({ $0.isASCII && $0.isNumber }),   // "١٢" is a number but not Int's
                       text.count == digits.count || (text.count == 5 && text.dropFirst(2).first == ":") else { return nil }
                 let hh = Int(digits.prefix(2))!, mm = digits.count == 4 ? Int(digits.suffix(2))! : 0
                 guard hh <= 18, mm < 60 else { return nil }
