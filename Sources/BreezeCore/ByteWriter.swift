@@ -11,6 +11,9 @@ public struct ByteWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Empties the buffer, keeping its storage for the next use.
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// One byte.
     public mutating func u8(_ v: UInt8) { bytes.append(v) }
 

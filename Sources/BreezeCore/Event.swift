@@ -45,25 +45,47 @@ public struct Event: Hashable, Sendable {
 
     /// Builds and encodes an event, computing its hash.
     public init(stream: StreamID, id: EventID, hlc: HLC, type: String, schemaVersion: UInt16, payload: [UInt8]) {
+        self = payload.withUnsafeBytes { p in
+            Event(stream: stream, id: id, hlc: hlc, type: type, schemaVersion: schemaVersion, payloadBytes: p)
+        }
+    }
+
+    /// Builds and encodes an event whose payload lies in memory the caller owns (copied into the encoding).
+    ///
+    /// The encoding is written in one pass into a buffer of its exact size (`ByteCursor`), then hashed in
+    /// place: one allocation per event. `CodecTests` checks it against the layout written with `ByteWriter`.
+    public init(stream: StreamID, id: EventID, hlc: HLC, type: String, schemaVersion: UInt16,
+                payloadBytes payload: UnsafeRawBufferPointer) {
         self.stream = stream
         self.id = id
         self.hlc = hlc
         self.type = type
         self.schemaVersion = schemaVersion
-        // format 1 + replica 8 + epoch <= 5 + counter <= 10 + hlc 8 + five length varints <= 15 + hash 16 = 63
-        var w = ByteWriter(capacity: 64 + payload.count + type.utf8.count + stream.nameLength)
-        w.u8(Event.format)
-        id.encode(into: &w)
-        w.u64(hlc.rawValue)
-        stream.encodeName(into: &w)
-        w.string(type)
-        w.varint(UInt64(schemaVersion))
-        w.varint(UInt64(payload.count))
-        payloadStart = Int32(w.bytes.count)
-        w.raw(payload)
-        payloadEnd = Int32(w.bytes.count)   // traps rather than wraps for a payload of 2 GiB or more
-        w.appendComputed(count: Event.hashLength) { content, digest in Digest.blake2b(content, into: digest) }
-        encoded = w.take()
+        let typeCount = type.utf8.count, nameCount = stream.nameLength
+        let head = 1 + 8 + ByteWriter.varintSize(UInt64(id.origin.epoch)) + ByteWriter.varintSize(id.counter) + 8
+            + ByteWriter.varintSize(UInt64(nameCount)) + nameCount + ByteWriter.varintSize(UInt64(typeCount)) + typeCount
+            + ByteWriter.varintSize(UInt64(schemaVersion)) + ByteWriter.varintSize(UInt64(payload.count))
+        let size = head + payload.count + Event.hashLength
+        payloadStart = Int32(head)
+        payloadEnd = Int32(head + payload.count)   // traps rather than wraps for a payload of 2 GiB or more
+        encoded = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var c = ByteCursor(buffer)
+            c.u8(Event.format)
+            c.u64(id.origin.replica.rawValue)
+            c.varint(UInt64(id.origin.epoch))
+            c.varint(id.counter)
+            c.u64(hlc.rawValue)
+            stream.encodeName(into: &c)
+            c.string(type)
+            c.varint(UInt64(schemaVersion))
+            c.varint(UInt64(payload.count))
+            c.raw(payload)
+            precondition(c.remaining == Event.hashLength, "event encoding size")
+            let all = UnsafeMutableRawBufferPointer(buffer)
+            Digest.blake2b(UnsafeRawBufferPointer(rebasing: all[..<(size - Event.hashLength)]),
+                           into: UnsafeMutableRawBufferPointer(rebasing: all[(size - Event.hashLength)...]))
+            initialized = size
+        }
     }
 
     /// Builds an event from a typed body.

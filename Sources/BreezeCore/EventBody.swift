@@ -87,7 +87,15 @@ public enum EventBody: Hashable, Sendable {
 
     /// Type name, schema version and payload bytes.
     public func encode() -> (type: String, version: UInt16, payload: [UInt8]) {
+        if case .unknown(let t, let v, let p) = self { return (t, v, p) }
         var w = ByteWriter(capacity: 128)
+        let (type, version) = encodePayload(into: &w)
+        return (type, version, w.bytes)
+    }
+
+    /// Appends the payload bytes to `w` (a buffer the caller reuses, so appending a batch allocates no
+    /// payload per event) and returns the type name and schema version.
+    public func encodePayload(into w: inout ByteWriter) -> (type: String, version: UInt16) {
         switch self {
         case .favouriteAdd(let s), .watchAdd(let s), .sourceEnable(let s), .sourceDisable(let s):
             w.string(s)
@@ -126,9 +134,10 @@ public enum EventBody: Hashable, Sendable {
         case .biomarkerReading(let b):
             w.string(b.readingType); w.zigzag(b.time); w.f64(b.value); w.string(b.unit)
         case .unknown(let t, let v, let p):
-            return (t, v, p)
+            w.raw(p)
+            return (t, v)
         }
-        return (type, 1, w.bytes)
+        return (type, 1)
     }
 
     /// A `reading` payload decoded straight to what the facts projection keeps (its finite values, labelled),

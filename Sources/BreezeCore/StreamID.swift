@@ -56,6 +56,21 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Writes the text form as `encodeName(into:)` does, into memory sized in advance.
+    func encodeName(into c: inout ByteCursor) {
+        switch self {
+        case .public: c.string("public")
+        case .user(let id):
+            c.varint(UInt64(nameLength))
+            c.utf8("user:")
+            c.utf8(id)
+        case .health(let id):
+            c.varint(UInt64(nameLength))
+            c.utf8("health:")
+            c.utf8(id)
+        }
+    }
+
     /// Parses the text form from its UTF-8 bytes: the same rules and errors as `init(parsing:)`, without
     /// building the whole name first.
     init(parsingUTF8 b: UnsafeBufferPointer<UInt8>) throws(StreamError) {

@@ -273,6 +273,7 @@ public final class EventLog {
         // The stream of the previous item and its slot: runs of one stream cost no dictionary lookups.
         var current: StreamID?
         var slot: (key: Int64, counter: UInt64, floor: HLC) = (0, 0, .zero)
+        var payload = ByteWriter(capacity: 256)   // reused: one allocation per event (its encoding), not two
         for (stream, body) in items {
             if stream != current {
                 if let c = current { next[c] = slot }
@@ -286,10 +287,12 @@ public final class EventLog {
                 current = stream
             }
             slot.counter += 1
-            let (type, version, payload) = body.encode()
-            let e = Event(stream: stream, id: EventID(origin: origin, counter: slot.counter),
-                          hlc: clock.tick(wallMillis: wall, after: slot.floor), type: type, schemaVersion: version,
-                          payload: payload)
+            payload.removeAll()
+            let (type, version) = body.encodePayload(into: &payload)
+            let id = EventID(origin: origin, counter: slot.counter), hlc = clock.tick(wallMillis: wall, after: slot.floor)
+            let e = payload.bytes.withUnsafeBytes {
+                Event(stream: stream, id: id, hlc: hlc, type: type, schemaVersion: version, payloadBytes: $0)
+            }
             guard e.encoded.count <= Event.maxEncodedSize else {
                 throw StoreError(.invalidAppend, "event type '\(type)' of \(e.encoded.count) bytes exceeds the \(Event.maxEncodedSize)-byte limit")
             }

@@ -105,6 +105,49 @@ struct CodecTests {
         }
     }
 
+    /// The event encoding written in one pass into a buffer of its exact size (`ByteCursor`) is the layout of
+    /// `Protocol/encoding.md` as `ByteWriter` writes it, for every width of every varint: epochs, counters,
+    /// schema versions and lengths at the boundaries of 1 to 10 bytes, empty and long payloads, each kind
+    /// of stream, non-ASCII type names.
+    @Test func theOnePassEncodingIsTheDocumentedLayout() throws {
+        var rng = SeededRandom(seed: 0xB7EE2E)
+        let boundaries: [UInt64] = [0, 1, 127, 128, 16_383, 16_384, (1 << 21) - 1, 1 << 21, 1 << 35, 1 << 56, 1 << 63, .max]
+        for v in boundaries {
+            var w = ByteWriter()
+            w.varint(v)
+            #expect(ByteWriter.varintSize(v) == w.bytes.count, "varint size of \(v)")
+        }
+        let streams: [StreamID] = [.public, .user("ana"), .user("a.b_c-D9"), .health(String(repeating: "x", count: 64))]
+        for i in 0..<400 {
+            let epoch = UInt32(truncatingIfNeeded: boundaries[i % boundaries.count] | 1)
+            let counter = boundaries[(i / 3) % boundaries.count] | 1
+            let version = UInt16(truncatingIfNeeded: boundaries[(i / 5) % boundaries.count])
+            let length = [0, 1, 127, 128, 300, 16_384][i % 6]
+            let payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let type = ["reading", "t", "type.é", String(repeating: "long.", count: 30)][(i / 7) % 4]
+            let stream = streams[(i / 2) % streams.count]
+            let id = EventID(origin: Origin(replica: ReplicaID(rawValue: rng.next()), epoch: epoch), counter: counter)
+            let hlc = HLC(rawValue: rng.next())
+            let e = Event(stream: stream, id: id, hlc: hlc, type: type, schemaVersion: version, payload: payload)
+            var w = ByteWriter()
+            w.u8(Event.format); w.u64(id.origin.replica.rawValue); w.varint(UInt64(epoch)); w.varint(counter)
+            w.u64(hlc.rawValue); w.string(stream.description); w.string(type); w.varint(UInt64(version)); w.blob(payload)
+            let expected = w.bytes + w.bytes.withUnsafeBytes { Digest.blake2b($0, length: Event.hashLength) }
+            #expect(e.encoded == expected, "event \(i)")
+            #expect(e.payload == payload && e.hashBytes.count == Event.hashLength)
+            let d = try Event(decoding: e.encoded)
+            #expect(d.stream == stream && d.id == id && d.type == type && d.schemaVersion == version)
+        }
+        // A body's payload appended to a reused buffer is the payload `encode` gives.
+        var reused = ByteWriter()
+        for (_, body) in Self.bodies + [(.public, .unknown(type: "radon.reading", version: 3, payload: [1, 2, 3]))] {
+            reused.removeAll()
+            let (type, version) = body.encodePayload(into: &reused)
+            let whole = body.encode()
+            #expect(type == whole.type && version == whole.version && reused.bytes == whole.payload, "\(body.type)")
+        }
+    }
+
     @Test func eachTypeBelongsOnlyInItsKindOfStream() {
         #expect(!EventBody.favouriteAdd(sensor: "x").belongs(in: .public))
         #expect(!EventBody.reading(Reading(source: "a", sensor: "b", time: 0, values: [])).belongs(in: .user("u")))
