@@ -9,6 +9,11 @@ import BreezeCore
 /// Rows are therefore queued and written when `chunk` have accumulated or at `flush()`; the blobs and type
 /// names are copied into one buffer owned here and bound without a further copy (`SQLITE_STATIC`).
 ///
+/// The statement is `INSERT OR FAIL`: a multi-row `INSERT` that may abort on the unique index otherwise opens a
+/// statement journal (so that it can undo its own earlier rows) and pays for it at every execution. Nothing
+/// here needs that undo: any error, a conflict included, propagates out of the write transaction, which rolls
+/// back whole. (Measured with callgrind on `bench events`: 300 fewer instructions per appended event.)
+///
 /// The caller must call `flush()` before anything in the same transaction reads `events` (a queued row is
 /// not yet visible) and before committing. Rows are inserted in the order they were added, so their `seq`
 /// (arrival order) is unchanged. Used by one transaction of one `EventLog`, on its thread.
@@ -50,7 +55,7 @@ final class EventInserter {
     /// The statement inserting `n` rows.
     static func sql(rows n: Int) -> String {
         let one = "(?, ?, ?, ?, ?, ?, ?, ?)"
-        return "INSERT INTO events(stream, origin, epoch, counter, hlc, type, flags, data) VALUES "
+        return "INSERT OR FAIL INTO events(stream, origin, epoch, counter, hlc, type, flags, data) VALUES "
             + Array(repeating: one, count: n).joined(separator: ", ")
     }
 
