@@ -61,10 +61,8 @@ public struct Event: Hashable, Sendable {
         self.hlc = hlc
         self.type = type
         self.schemaVersion = schemaVersion
-        let typeCount = type.utf8.count, nameCount = stream.nameLength
-        let head = 1 + 8 + ByteWriter.varintSize(UInt64(id.origin.epoch)) + ByteWriter.varintSize(id.counter) + 8
-            + ByteWriter.varintSize(UInt64(nameCount)) + nameCount + ByteWriter.varintSize(UInt64(typeCount)) + typeCount
-            + ByteWriter.varintSize(UInt64(schemaVersion)) + ByteWriter.varintSize(UInt64(payload.count))
+        let head = Event.headSize(stream: stream, id: id, type: type, schemaVersion: schemaVersion,
+                                  payloadCount: payload.count)
         let size = head + payload.count + Event.hashLength
         payloadStart = Int32(head)
         payloadEnd = Int32(head + payload.count)   // traps rather than wraps for a payload of 2 GiB or more
@@ -86,6 +84,24 @@ public struct Event: Hashable, Sendable {
                            into: UnsafeMutableRawBufferPointer(rebasing: all[(size - Event.hashLength)...]))
             initialized = size
         }
+    }
+
+    /// Bytes of the encoding before the payload, with every varint in its shortest form.
+    private static func headSize(stream: StreamID, id: EventID, type: String, schemaVersion: UInt16,
+                                 payloadCount: Int) -> Int {
+        let typeCount = type.utf8.count, nameCount = stream.nameLength
+        return 1 + 8 + ByteWriter.varintSize(UInt64(id.origin.epoch)) + ByteWriter.varintSize(id.counter) + 8
+            + ByteWriter.varintSize(UInt64(nameCount)) + nameCount + ByteWriter.varintSize(UInt64(typeCount)) + typeCount
+            + ByteWriter.varintSize(UInt64(schemaVersion)) + ByteWriter.varintSize(UInt64(payloadCount))
+    }
+
+    /// True when `encoded` is what this build writes for the event's fields: every varint in its shortest
+    /// form. An event relayed from a peer may hold a longer one, which the hash covers, so it is kept as
+    /// received. (Every other byte is fixed by the fields, so the length alone tells, without re-encoding.)
+    public var hasShortestEncoding: Bool {
+        let payloadCount = Int(payloadEnd - payloadStart)
+        return encoded.count == Event.headSize(stream: stream, id: id, type: type, schemaVersion: schemaVersion,
+                                               payloadCount: payloadCount) + payloadCount + Event.hashLength
     }
 
     /// Builds an event from a typed body.

@@ -89,9 +89,7 @@ public struct PackedEncoder: Sendable {
     /// counter 0). Packing such an event would fail the frame's check on every connection, for good;
     /// `events` carries its bytes as they are.
     static func rebuildsExactly(_ e: Event) -> Bool {
-        guard !e.type.isEmpty, e.id.origin.epoch >= 1, e.id.counter >= 1 else { return false }
-        return Event(stream: e.stream, id: e.id, hlc: e.hlc, type: e.type, schemaVersion: e.schemaVersion,
-                     payload: e.payload).encoded == e.encoded
+        !e.type.isEmpty && e.id.origin.epoch >= 1 && e.id.counter >= 1 && e.hasShortestEncoding
     }
 
     /// Empties every dictionary and delta base (what a `reset` message makes the receiver do).

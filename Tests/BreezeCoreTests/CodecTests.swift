@@ -148,6 +148,31 @@ struct CodecTests {
         }
     }
 
+    /// `hasShortestEncoding` tells an event as this build writes it from one carrying a longer varint in any of
+    /// its six varint fields (decodable, and its hash covers those bytes).
+    @Test func aLongerVarintInAnyFieldIsToldApartByLengthAlone() throws {
+        let id = EventID(origin: Self.origin, counter: 300)
+        let built = Event(stream: .user("ana"), id: id, hlc: HLC(rawValue: 99), type: "unit.set", schemaVersion: 1, payload: [2])
+        #expect(built.hasShortestEncoding)
+        #expect(try Event(decoding: built.encoded).hasShortestEncoding)
+        for padded in 0..<6 {
+            var w = ByteWriter()
+            func varint(_ v: UInt64, _ field: Int) {
+                w.varint(v)
+                if field == padded {   // the same value one byte longer: continuation bit on the last byte, then 0
+                    var b = w.bytes
+                    b[b.count - 1] |= 0x80
+                    w = ByteWriter(); w.raw(b); w.u8(0)
+                }
+            }
+            w.u8(Event.format); w.u64(Self.origin.replica.rawValue); varint(UInt64(Self.origin.epoch), 0); varint(300, 1)
+            w.u64(99); varint(8, 2); w.utf8("user:ana"); varint(8, 3); w.utf8("unit.set"); varint(1, 4); varint(1, 5); w.u8(2)
+            let odd = try Event(decoding: w.bytes + w.bytes.withUnsafeBytes { Digest.blake2b($0, length: Event.hashLength) })
+            #expect(odd.id == id && odd.type == "unit.set" && odd.payload == [2] && odd.encoded.count == built.encoded.count + 1)
+            #expect(!odd.hasShortestEncoding, "field \(padded)")
+        }
+    }
+
     @Test func eachTypeBelongsOnlyInItsKindOfStream() {
         #expect(!EventBody.favouriteAdd(sensor: "x").belongs(in: .public))
         #expect(!EventBody.reading(Reading(source: "a", sensor: "b", time: 0, values: [])).belongs(in: .user("u")))
