@@ -107,6 +107,8 @@ public final class EventLog {
                 guard create else {
                     throw StoreError(.notBreeze, "\(path): empty file, not an initialised Breeze database (run `breeze init --db \(path)`)")
                 }
+                // Before the first write (and before WAL mode): a new log's page size (`Schema.pageSize`).
+                try db.execute("PRAGMA page_size=\(Schema.pageSize)")
             } else if appID != Schema.applicationID {
                 throw StoreError(.notBreeze, "\(path): an SQLite database of another application, not Breeze; left untouched")
             } else if version > Schema.current {

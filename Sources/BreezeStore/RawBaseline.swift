@@ -33,6 +33,7 @@ public final class RawBaseline {
         self.rowsPerStatement = max(1, min(rowsPerStatement, 64))
         do {
             db = try Database(path: path, create: true)
+            try db.execute("PRAGMA page_size=\(Schema.pageSize)")
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
             try db.execute(Schema.migrations[0])

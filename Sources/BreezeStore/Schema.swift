@@ -6,6 +6,15 @@
 /// written by a newer Breeze and is refused without being modified.
 enum Schema {
     static let applicationID: Int64 = 0x4252_5A45
+    /// The page size of a new database, in bytes (SQLite's default is 4096; an existing file keeps its own).
+    ///
+    /// An append batch writes its new pages to the WAL as frames of one page each, with two `write` calls per
+    /// frame, and a checkpoint copies each page once more; larger pages mean four times fewer frames, system
+    /// calls and b-tree page splits for the same events. On `breeze bench events` (100,000 events in
+    /// transactions of 1,000, `synchronous=FULL`) 16 KiB pages gave about 13% more events per second than
+    /// 4 KiB, and 32 KiB no more than 16 KiB.
+    static let pageSize = 16_384
+
     /// The schema version this build writes.
     static let current: Int64 = 4
 

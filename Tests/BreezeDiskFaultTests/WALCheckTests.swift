@@ -19,15 +19,17 @@ import BreezeStore
         return path
     }
 
-    func frameSize() -> Int { 24 + 4096 }
+    /// Bytes per WAL frame: a 24-byte header and one page, of the size the WAL header records (bytes 8-11,
+    /// big-endian; a new log's `Schema.pageSize`).
+    func frameSize(_ wal: [UInt8]) -> Int { 24 + wal[8..<12].reduce(0) { $0 << 8 | Int($1) } }
 
     @Test func damageInAnOlderFrameIsRefusedAtOpen() throws {
         let dir = TempDir()
         let path = crashedWriter(dir, commits: 30)
         var wal = readFileBytes(path + "-wal")
-        let frames = (wal.count - 32) / frameSize()
+        let frames = (wal.count - 32) / frameSize(wal)
         #expect(frames > 20)
-        wal[32 + 2 * frameSize() + 24 + 100] ^= 0x01   // a page byte of the third frame
+        wal[32 + 2 * frameSize(wal) + 24 + 100] ^= 0x01   // a page byte of the third frame
         writeFileBytes(path + "-wal", wal)
         do {
             _ = try EventLog.open(at: path)
@@ -58,7 +60,7 @@ import BreezeStore
         let dir2 = TempDir()
         let path2 = crashedWriter(dir2, commits: 30)
         var torn = readFileBytes(path2 + "-wal")
-        let last = 32 + ((torn.count - 32) / frameSize() - 1) * frameSize()
+        let last = 32 + ((torn.count - 32) / frameSize(torn) - 1) * frameSize(torn)
         for i in (last + 24)..<(last + 200) { torn[i] = 0xA5 }
         writeFileBytes(path2 + "-wal", torn)
         let b = try EventLog.open(at: path2)
