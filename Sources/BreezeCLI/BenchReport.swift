@@ -174,6 +174,10 @@ struct Report {
         out.append("")
         out.append("Events per second are wall-clock rates (what the goal is stated in); CPU time (user + system, SQLite")
         out.append("included, waiting for the disk or for a CPU excluded) shows the work each side does per event.")
+        if let mine = r.median("events", "pageSize"), let theirs = r.median("eventsourcing", "pageSize") {
+            out.append("Each runs with its own defaults: SQLite pages of \(n(mine)) bytes for Breeze (a new log's page size, chosen")
+            out.append("for appends: fewer WAL frames per event) and of \(n(theirs)) bytes for `eventsourcing` (SQLite's default).")
+        }
         if let raw = r.median("events", "rawAppendEventsPerSecond"), let oneRow = r.median("events", "rawAppendOneRowEventsPerSecond") {
             out.append("")
             out.append("The ceiling for any log that stores one SQLite row per event, measured in the same runs: the same rows inserted")

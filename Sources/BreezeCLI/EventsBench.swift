@@ -14,6 +14,8 @@ enum EventsBench {
         var rawRate = 0.0, rawOneRowRate = 0.0
         /// CPU time (user + system) per event, in microseconds.
         var appendCPU: Double, replayCPU: Double
+        /// The log's SQLite page size in bytes.
+        var pageSize = 0
     }
 
     static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
@@ -50,6 +52,7 @@ enum EventsBench {
             var result = Result(appendRate: Double(count) / appendSeconds, replayRate: Double(count) / replaySeconds,
                                 peakMiB: peakResidentMiB(), appendCPU: appendCPU / Double(count) * 1e6,
                                 replayCPU: replayCPU / Double(count) * 1e6)
+            result.pageSize = try log.pageSize()
             // The same rows, straight into SQLite (same table, index, pragmas and transactions).
             let rows = try log.rawRows(seq: 1...Int64(count))
             for (i, perStatement) in [RawBaseline.engineRowsPerStatement, 1].enumerated() {
@@ -77,10 +80,10 @@ enum EventsBench {
                 ("rawAppendEventsPerSecond", .double(r.rawRate.rounded())),
                 ("rawAppendOneRowEventsPerSecond", .double(r.rawOneRowRate.rounded())),
                 ("rawRowsPerStatement", .int(Int64(RawBaseline.engineRowsPerStatement))),
-                ("durability", .string(ctx.durability.rawValue.uppercased())),
+                ("durability", .string(ctx.durability.rawValue.uppercased())), ("pageSize", .int(Int64(r.pageSize))),
             ]).text)
         } else {
-            ctx.console.out("events benchmark: \(count) settings events in transactions of \(batch), durability \(ctx.durability.rawValue)")
+            ctx.console.out("events benchmark: \(count) settings events in transactions of \(batch), durability \(ctx.durability.rawValue), pages of \(r.pageSize) bytes")
             ctx.console.out("  append              \(BenchCommand.fmt(r.appendRate)) events/s (CPU \(BenchCommand.fmt2(r.appendCPU)) us/event)")
             ctx.console.out("  raw SQLite, same rows and transactions: \(BenchCommand.fmt(r.rawRate)) rows/s (\(RawBaseline.engineRowsPerStatement) rows per INSERT), "
                             + "\(BenchCommand.fmt(r.rawOneRowRate)) rows/s (one row per INSERT); append / raw \(BenchCommand.fmt2(r.appendRate / r.rawRate))")

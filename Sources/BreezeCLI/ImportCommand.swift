@@ -132,8 +132,11 @@ enum ImportCommand {
             r.rowsRead += parsed.rowsRead
             r.issues += parsed.issues
             // An event too large for the log is a row problem, reported with its line.
+            var scratch = ByteWriter(capacity: 1024)   // reused: measuring a row allocates nothing
             let fits = parsed.records.filter { rec in
-                let size = rec.body.encode().payload.count
+                scratch.removeAll()
+                _ = rec.body.encodePayload(into: &scratch)
+                let size = scratch.bytes.count
                 if size > Event.maxEncodedSize - 4096 {
                     r.issues.append(ImportIssue(file: file, line: rec.line, reason: "row too large to store (\(size) bytes)"))
                     return false

@@ -2,7 +2,7 @@
 /// exact size: no capacity or uniqueness check per byte. `Event` uses it to encode an event straight into its
 /// one buffer once the size is known (`ByteWriter.varintSize`).
 ///
-/// The caller guarantees room for every byte written; debug builds check it.
+/// Every write checks that it stays inside the buffer (a wrong size is a trap, never a write out of bounds).
 struct ByteCursor {
     private let end: UnsafeMutablePointer<UInt8>
     /// The next byte to write.
@@ -17,14 +17,14 @@ struct ByteCursor {
     var remaining: Int { end - at }
 
     mutating func u8(_ v: UInt8) {
-        assert(at < end)
+        precondition(at < end, "ByteCursor: write past the end")
         at.pointee = v
         at += 1
     }
 
     /// A little-endian 64-bit integer.
     mutating func u64(_ v: UInt64) {
-        assert(end - at >= 8)
+        precondition(end - at >= 8, "ByteCursor: write past the end")
         UnsafeMutableRawPointer(at).storeBytes(of: v.littleEndian, as: UInt64.self)
         at += 8
     }
@@ -40,7 +40,7 @@ struct ByteCursor {
     }
 
     mutating func raw(_ bytes: UnsafeRawBufferPointer) {
-        assert(end - at >= bytes.count)
+        precondition(end - at >= bytes.count, "ByteCursor: write past the end")
         if let base = bytes.baseAddress, bytes.count > 0 {
             UnsafeMutableRawPointer(at).copyMemory(from: base, byteCount: bytes.count)
             at += bytes.count

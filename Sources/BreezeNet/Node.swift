@@ -200,18 +200,19 @@ final class Node {
         peer.handshaking = true
         handshakingCount += 1
         handshakeQueue.append(peer)
-        if handshakeQueue.count - handshakingHead > 2 * max(handshakingCount, 64) {
-            handshakeQueue = handshakeQueue[handshakingHead...].filter(\.handshaking)
-            handshakingHead = 0
-        }
         trimHandshakeQueue()
     }
 
-    /// Lets go of the peers before `handshakingHead` (done with their handshake, or dropped), so a storm of
-    /// connections that authenticate or close quickly does not keep every `Peer` it ever made.
+    /// Lets go of the peers the queue no longer needs, so a storm of connections that authenticate or close
+    /// quickly does not keep every `Peer` it ever made: those before `handshakingHead` (done with their
+    /// handshake, or dropped), and, when most of the rest are done too (behind one slow handshake at the
+    /// head), every peer no longer in its handshake.
     private func trimHandshakeQueue() {
         if handshakingHead == handshakeQueue.count {
             handshakeQueue.removeAll(keepingCapacity: handshakeQueue.count <= 4096)
+            handshakingHead = 0
+        } else if handshakeQueue.count - handshakingHead > 2 * max(handshakingCount, 64) {
+            handshakeQueue = handshakeQueue[handshakingHead...].filter(\.handshaking)
             handshakingHead = 0
         } else if handshakingHead > max(64, handshakeQueue.count / 2) {
             handshakeQueue.removeFirst(handshakingHead)

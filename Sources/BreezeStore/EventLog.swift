@@ -361,6 +361,11 @@ public final class EventLog {
         do { return try aheadFloor(stream) } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// The database's page size in bytes (`Schema.pageSize` for a log this build created).
+    public func pageSize() throws(StoreError) -> Int {
+        do { return Int(try db.scalarInt("PRAGMA page_size") ?? 0) } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// The last timestamp this replica issued or observed (shared by every process using the database).
     public func clock() throws(StoreError) -> HLC {
         do { return try readClock() } catch { throw StoreError.from(error, path: path) }

@@ -44,6 +44,7 @@ struct BenchTests {
         let d = Self.json(out)
         #expect(Self.number(d, "events") == 1500 && Self.number(d, "batch") == 500 && d["durability"] as? String == "FULL")
         #expect(Self.number(d, "appendEventsPerSecond") > 0 && Self.number(d, "replayEventsPerSecond") > 0, "\(out)")
+        #expect(Self.number(d, "pageSize") == 16_384, "a new log's page size (Schema.pageSize): \(out)")
         let bad = BinaryTests.run(["bench", "events", "--count", "-3"])
         #expect(bad.0 == 1 && bad.2.contains("--count '-3'"))
     }

@@ -69,6 +69,7 @@ def main():
         app.close()
         con = sqlite3.connect(path)
         synchronous = con.execute("PRAGMA synchronous").fetchone()[0]
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
         con.close()
         print(json.dumps({
             "benchmark": "events", "system": "eventsourcing", "version": importlib.metadata.version("eventsourcing"),
@@ -80,6 +81,7 @@ def main():
             "replayCPUMicrosPerEvent": replay_cpu / a.count * 1e6,
             "peakRSSMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "durability": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(synchronous, str(synchronous)),
+            "pageSize": page_size,
         }))
     finally:
         if not a.dir:
