@@ -50,9 +50,6 @@ struct HostileInputTests {
         #expect(DateParsing.isoDateTime("2023-10-22T24:30:00Z") == nil)
         #expect(DateParsing.isoDateTime("2023-10-22T00:00:00-0400") == 1_697_947_200)
         #expect(DateParsing.isoDateTime("2023-10-22T00:00:00+19:00") == nil)
-        // Digits other than ASCII are numbers to Character.isNumber but not to Int (found by the CI fuzz tier)
-        #expect(DateParsing.isoDateTime("2023-10-22T00:00:00+\u{0661}\u{0662}:00") == nil)
-        #expect(DateParsing.isoDateTime("2023-10-22T00:00+0\u{00BD}") == nil)
     }
 
     @Test func gzipFilesOfSeveralMembersAreReadWhole() throws {

@@ -54,4 +54,13 @@ struct ImportFuzzRegressionTests {
         try Self.expectSameAsWhole(Array("\nx".utf8) + [0xEF, 0xBB, 0xBF] + Array("id,v\n1,a\n2,b\n3,c\n".utf8), target: 3)
         try Self.expectSameAsWhole([0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF] + Array("id,v\n1,a\n2,b\n".utf8), target: 3)
     }
+
+    /// fuzz-import date, `arabic-indic-offset-digits` and `vulgar-fraction-offset` (found by a CI run's fast
+    /// pass): digits other than ASCII are numbers to `Character.isNumber` but not to `Int`, and the offset's
+    /// `Int(...)!` trapped. They are refused now, like any other malformed offset.
+    @Test func anOffsetWrittenWithDigitsOtherThanASCIIIsRefusedNotTrapped() {
+        #expect(DateParsing.isoDateTime("2023-10-22T00:00:00+\u{0660}\u{0661}:00") == nil)
+        #expect(DateParsing.isoDateTime("2023-10-22T00:00+0\u{00BD}") == nil)
+        #expect(DateParsing.isoDateTime("2023-10-22T00:00:00+01:00") == 1_697_929_200)
+    }
 }
