@@ -146,6 +146,13 @@ public struct ByteReader: Sendable {
         return try raw(n)
     }
 
+    /// A length-prefixed byte string, passed to `body` where it lies in the input (no copy; the pointer is
+    /// valid only inside `body`).
+    public mutating func withBlob<R>(_ body: (UnsafeRawBufferPointer) -> R) throws(DecodingError) -> R {
+        let range = try blobRange()
+        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
     /// Exactly `n` bytes.
     public mutating func raw(_ n: Int) throws(DecodingError) -> [UInt8] {
         try need(n, "bytes")

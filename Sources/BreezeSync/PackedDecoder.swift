@@ -120,12 +120,16 @@ public struct PackedDecoder: Sendable {
             guard logical >= 1, logical <= UInt64(UInt16.max) else { throw .malformed("logical clock \(logical)") }
         }
         physical = UInt64(p)
-        let payload = try r.blob()
-        guard payload.count <= Event.maxEncodedSize else { throw .malformed("payload of \(payload.count) bytes") }
         let type = types[Int(key.type)]
-        let e = Event(stream: streams[Int(key.stream)], id: EventID(origin: origins[Int(key.origin)], counter: counter),
-                      hlc: HLC(physicalMillis: UInt64(p), logical: UInt16(logical)), type: type.name,
-                      schemaVersion: type.version, payload: payload)
+        let id = EventID(origin: origins[Int(key.origin)], counter: counter)
+        let hlc = HLC(physicalMillis: UInt64(p), logical: UInt16(logical))
+        // The payload is copied from the frame straight into the event's encoding (one allocation per event).
+        let built: Event? = try r.withBlob { payload in
+            guard payload.count <= Event.maxEncodedSize else { return nil }
+            return Event(stream: streams[Int(key.stream)], id: id, hlc: hlc, type: type.name,
+                         schemaVersion: type.version, payloadBytes: payload)
+        }
+        guard let e = built else { throw .malformed("payload larger than \(Event.maxEncodedSize) bytes") }
         guard e.encoded.count <= Event.maxEncodedSize else {
             throw .malformed("event of \(e.encoded.count) bytes exceeds \(Event.maxEncodedSize)")
         }
