@@ -21,12 +21,13 @@ fi
 # target reaches 10,000,000 inputs in that time (that takes about 53 minutes of both cores for the 18 targets,
 # `bash tools/fuzz.sh` by hand); a target stopped short is reported (`failure=short`, and the FAULT line's
 # short=) but does not fail the run: --allow-short.
-# The seed comes from the commit (its first 7 hex digits), so a clean-clone run of a commit explores the same
-# inputs as the CI run of that commit and a finding there reproduces here; every commit explores new ones.
+# The seed comes from the commit (its first 7 hex digits), so a clean-clone run of a commit uses the same seed
+# as the CI run of that commit: from the same empty corpus they try the same inputs in the same order, as far
+# as each gets within the time cap. Every commit explores new ones.
 # BREEZE_FUZZ_SEED overrides it; `bash tools/fuzz.sh` by hand draws a random seed (BREEZE_SEED).
 if [[ ${BREEZE_FUZZ_TIME:-30} != 0 ]]; then
   if [[ -n ${BREEZE_FUZZ_SEED:-} ]]; then fuzz_seed=$BREEZE_FUZZ_SEED
-  elif head=$(git rev-parse --short=7 HEAD 2>/dev/null); then fuzz_seed=$(( 16#$head + 1 ))
+  elif head=$(git rev-parse HEAD 2>/dev/null); then fuzz_seed=$(( 16#${head:0:7} + 1 ))
   else fuzz_seed=$(( (RANDOM << 15 | RANDOM) + 1 )); fi
   echo "==> fuzzing (tools/fuzz.sh, seed $fuzz_seed)"
   set +e

@@ -38,7 +38,10 @@ public enum AirDataDailyImporter: Importer {
                 guard let d = row[dateCol].flatMap(parseDate) else { throw ImportRowError("date '\(row[dateCol] ?? "")' is not a date") }
                 guard let siteText = row[siteCol] else { throw ImportRowError("no site id") }
                 let digits = siteText.filter { $0.isASCII && $0.isNumber }
-                guard digits.count == 9 else { throw ImportRowError("site id '\(siteText)' is not 9 digits") }
+                // Any other digit (Arabic-Indic, fractions) makes it another id, not one with a digit dropped.
+                guard digits.count == 9, !siteText.contains(where: { $0.isNumber && !$0.isASCII }) else {
+                    throw ImportRowError("site id '\(siteText)' is not 9 digits")
+                }
                 let sensor = digits + "-" + (row[pocCol] ?? "1")
                 var values: [Measurement] = []
                 if let m = try row.number(meanCol, "daily mean") { values.append(Measurement("pm25_24h", m)) }

@@ -123,6 +123,7 @@ public final class EventLog {
             }
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")")
+            try db.execute("PRAGMA wal_autocheckpoint=\(Schema.checkpointPages(pageSize: Int(try db.scalarInt("PRAGMA page_size") ?? 4096)))")
             if version < Schema.current { try EventLog.migrate(db, from: version) }
             (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
         } catch {

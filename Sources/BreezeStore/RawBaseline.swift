@@ -36,6 +36,7 @@ public final class RawBaseline {
             try db.execute("PRAGMA page_size=\(Schema.pageSize)")
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
+            try db.execute("PRAGMA wal_autocheckpoint=\(Schema.checkpointPages(pageSize: Schema.pageSize))")
             try db.execute(Schema.migrations[0])
         } catch { throw StoreError.from(error, path: path) }
     }

@@ -15,6 +15,11 @@ enum Schema {
     /// 4 KiB, and 32 KiB no more than 16 KiB.
     static let pageSize = 16_384
 
+    /// WAL pages after which a commit checkpoints (`PRAGMA wal_autocheckpoint`): about 4 MiB whatever the page
+    /// size, SQLite's default of 1,000 pages of 4 KiB. The WAL check at open (`WALCheck`) reads the whole WAL
+    /// under the write lock, so a WAL four times larger would hold a running node's appends four times longer.
+    static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
+
     /// The schema version this build writes.
     static let current: Int64 = 4
 

@@ -94,7 +94,7 @@ import BreezeCore
     /// Where a flip landed, for the harmless count: the table or index owning the page (SQLite's dbstat), or
     /// the free list, and for the WAL whether the frame is the page's latest version.
     func place(inWal: Bool, offset: Int, wal: [UInt8], healthy: EventLog) -> String {
-        let pageSize = 4096
+        let pageSize = (try? healthy.pageSize()) ?? 4096
         var page: Int64
         var prefix = "db"
         if inWal {
