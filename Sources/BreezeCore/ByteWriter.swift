@@ -98,22 +98,6 @@ public struct ByteWriter: Sendable {
         s.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
-    /// Appends `count` bytes that `fill` computes from everything written before them (a trailing digest),
-    /// without another buffer.
-    public mutating func appendComputed(count: Int, _ fill: (UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Void) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: count))
-        bytes.withUnsafeMutableBytes { all in
-            fill(UnsafeRawBufferPointer(rebasing: all[0..<start]), UnsafeMutableRawBufferPointer(rebasing: all[start...]))
-        }
-    }
-
-    /// Hands over the bytes written, leaving the writer empty (no copy).
-    public mutating func take() -> [UInt8] {
-        defer { bytes = [] }
-        return bytes
-    }
-
     /// A varint element count followed by each element written by `body`.
     public mutating func array<T>(_ items: [T], _ body: (inout ByteWriter, T) -> Void) {
         varint(UInt64(items.count))

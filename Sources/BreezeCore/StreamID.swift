@@ -40,23 +40,8 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Writes the text form as a length-prefixed string (`ByteWriter.string(description)`, without building
-    /// the string).
-    func encodeName(into w: inout ByteWriter) {
-        switch self {
-        case .public: w.string("public")
-        case .user(let id):
-            w.varint(UInt64(nameLength))
-            w.utf8("user:")
-            w.utf8(id)
-        case .health(let id):
-            w.varint(UInt64(nameLength))
-            w.utf8("health:")
-            w.utf8(id)
-        }
-    }
-
-    /// Writes the text form as `encodeName(into:)` does, into memory sized in advance.
+    /// Writes the text form as a length-prefixed string (what `ByteWriter.string(description)` writes, without
+    /// building the string), into memory sized in advance (`nameLength`).
     func encodeName(into c: inout ByteCursor) {
         switch self {
         case .public: c.string("public")

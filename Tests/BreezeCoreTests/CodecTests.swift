@@ -223,8 +223,7 @@ struct CodecTests {
         w.string("favourite.add")
         w.varint(1)
         w.blob(EventBody.favouriteAdd(sensor: "s").encode().payload)
-        w.appendComputed(count: Event.hashLength) { content, digest in Digest.blake2b(content, into: digest) }
-        return w.take()
+        return w.bytes + w.bytes.withUnsafeBytes { Digest.blake2b($0, length: Event.hashLength) }
     }
 
     @Test func streamNamesDecodeInPlaceWithTheSameRulesAndErrorsAsParsing() throws {
