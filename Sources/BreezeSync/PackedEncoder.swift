@@ -16,6 +16,9 @@ public struct PackedEncoder: Sendable {
     private var keys: [Key: Int32] = [:]
     private var counters: [Packed.Pair: UInt64] = [:]
     private var physical: UInt64 = 0
+    /// The last event written and its key: a batch is mostly runs of one stream, type and origin, which then
+    /// cost no dictionary lookup (each lookup of a type name hashes it byte by byte).
+    private var lastKeyed: (event: Event, key: Key, index: Int32)?
     /// How many `reset` messages this encoder has sent.
     public private(set) var resets = 0
 
@@ -96,13 +99,17 @@ public struct PackedEncoder: Sendable {
     private mutating func reset() {
         streams = [:]; types = [:]; origins = [:]; keys = [:]; counters = [:]
         physical = 0
+        lastKeyed = nil
         resets += 1
     }
 
     /// Whether the batch's new names fit in the dictionaries as they are.
     private func fits(_ events: [Event]) -> Bool {
         var s = Set<StreamID>(), t = Set<TypeName>(), o = Set<Origin>(), k = Set<NamedKey>()
+        var previous: Event?
         for e in events {
+            if let p = previous, Self.sameNames(p, e) { continue }   // counted already
+            previous = e
             let name = TypeName(name: e.type, version: e.schemaVersion)
             let si = streams[e.stream], ti = types[name], oi = origins[e.id.origin]
             if si == nil { s.insert(e.stream) }
@@ -133,14 +140,24 @@ public struct PackedEncoder: Sendable {
         return i
     }
 
+    /// Whether two events have the same stream, type name (by its UTF-8 bytes), schema version and origin.
+    private static func sameNames(_ a: Event, _ b: Event) -> Bool {
+        a.stream == b.stream && a.id.origin == b.id.origin && a.schemaVersion == b.schemaVersion
+            && a.type.utf8.elementsEqual(b.type.utf8)
+    }
+
     private mutating func write(_ e: Event, into w: inout ByteWriter) {
-        let name = TypeName(name: e.type, version: e.schemaVersion)
         let key: Key
-        if let si = streams[e.stream], let ti = types[name], let oi = origins[e.id.origin],
-           let k = keys[Key(stream: si, type: ti, origin: oi)] {
+        if let last = lastKeyed, Self.sameNames(last.event, e) {
+            w.varint(Packed.reference(Int(last.index), defining: false))
+            key = last.key
+        } else if let si = streams[e.stream], let ti = types[TypeName(name: e.type, version: e.schemaVersion)],
+                  let oi = origins[e.id.origin], let k = keys[Key(stream: si, type: ti, origin: oi)] {
             w.varint(Packed.reference(Int(k), defining: false))
             key = Key(stream: si, type: ti, origin: oi)
+            lastKeyed = (e, key, k)
         } else {
+            let name = TypeName(name: e.type, version: e.schemaVersion)
             let k = Int32(keys.count)
             w.varint(Packed.reference(Int(k), defining: true))
             let si = Self.index(e.stream, in: &streams, &w) { $0.string(e.stream.description) }
@@ -148,6 +165,7 @@ public struct PackedEncoder: Sendable {
             let oi = Self.index(e.id.origin, in: &origins, &w) { $0.u64(e.id.origin.replica.rawValue); $0.varint(UInt64(e.id.origin.epoch)) }
             key = Key(stream: si, type: ti, origin: oi)
             keys[key] = k
+            lastKeyed = (e, key, k)
         }
         let pair = Packed.Pair(stream: key.stream, origin: key.origin)
         let previous = counters[pair] ?? 0
