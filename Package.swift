@@ -11,14 +11,17 @@
 //   BreezeStore                the SQLite log, the only importer of CSQLite
 //   BreezeSync                 the wire protocol: frames, messages, the sans-IO session state machine
 //   BreezeNet                  the libuv shell: loop thread, TCP, timers, the replica node (only importer of CLibUV)
-//   BreezeCLI                  the `breeze` commands as a library, so tests can call them
+//   Breeze                     the library an app imports: Replica (edits, screens, observation, sync, imports)
+//   BreezeCLI                  the `breeze` commands as a library, so tests can call them; clients of Breeze
 //   tools/breeze               the executable: a few lines calling BreezeCLI
+//   tools/breeze-bench         the benchmarks, beside the CLI
 import PackageDescription
 
 let package = Package(
     name: "Breeze",
     products: [
-        .executable(name: "breeze", targets: ["breeze"]),
+        .executable(name: "breeze", targets: ["BreezeTool"]),
+        .library(name: "Breeze", targets: ["Breeze"]),
         .library(name: "BreezeCore", targets: ["BreezeCore"]),
         .library(name: "BreezeStore", targets: ["BreezeStore"]),
     ],
@@ -38,9 +41,15 @@ let package = Package(
         .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
         .target(name: "BreezeImport", dependencies: ["BreezeCore", "CZlib"]),
         .target(name: "BreezeProjections", dependencies: ["BreezeCore", "BreezeAirQuality"]),
-        .target(name: "BreezeCLI", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
+        .target(name: "Breeze", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
+                                               "BreezeProjections", "BreezeAirQuality"]),
+        .target(name: "BreezeCLI", dependencies: ["Breeze", "BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
                                                   "BreezeProjections", "BreezeAirQuality"]),
-        .executableTarget(name: "breeze", dependencies: ["BreezeCLI"], path: "tools/breeze"),
+        .executableTarget(name: "BreezeTool", dependencies: ["BreezeCLI"], path: "tools/breeze"),
+        // The benchmarks (`breeze-bench`, run by tools/bench.sh): a tool beside the CLI, not a command of it.
+        .executableTarget(name: "breeze-bench", dependencies: ["Breeze", "BreezeCLI", "BreezeCore", "BreezeStore", "BreezeSync",
+                                                             "BreezeNet", "BreezeCrypto", "BreezeImport", "BreezeProjections"],
+                          path: "tools/breeze-bench"),
         // Test-only: the fault-injecting SQLite VFS (power loss, disk full, write/fsync errors), linked into
         // breeze-torture and never into the `breeze` product.
         .target(name: "CFaultVFS", dependencies: ["CSQLite"], path: "Sources/CFaultVFS"),
@@ -57,7 +66,8 @@ let package = Package(
         .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
-        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections",
+        .testTarget(name: "BreezeTests", dependencies: ["Breeze", "BreezeStore", "BreezeTestSupport"]),
+        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "Breeze", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections",
                                                        "BreezeTestSupport"]),
     ]
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark, with the comparisons: installs what is missing (the Debian packages Breeze builds against,
 # node-yjs for Yjs, a Python venv under .build/bench-venv with Loro, pycrdt and eventsourcing), builds in
-# release mode and runs `breeze bench all`. Arguments go to `breeze bench all`, for example:
+# release mode and runs `breeze-bench all` (tools/breeze-bench). Arguments go to `breeze-bench all`, for example:
 #   bash tools/bench.sh --write BENCHMARKS.md        # the tables, also written to BENCHMARKS.md
 #   bash tools/bench.sh --runs 1 --sync-count 100000 # a quicker look
 set -euo pipefail
@@ -36,6 +36,7 @@ fi
 
 echo "==> building (release)"
 swift build -c release --product breeze
+swift build -c release --product breeze-bench
 bin=$(swift build -c release --show-bin-path)
-echo "==> breeze bench all $*"
-"$bin/breeze" bench all --python "$venv/bin/python" "$@"
+echo "==> breeze-bench all $*"
+"$bin/breeze-bench" all --python "$venv/bin/python" "$@"

@@ -6,6 +6,8 @@ source tools/setup.sh
 breeze_setup
 echo "==> building (debug, with tests)"
 swift build --build-tests
+echo "==> building Examples/Favourites (an app's package depending on this one; ExampleTests runs it)"
+swift build --package-path Examples/Favourites
 echo "==> testing"
 set +e
 swift test --skip-build 2>&1 | tee .build/test-output.txt

@@ -1,14 +1,14 @@
 /// The arguments of one command after the global options were taken out: positionals and `--name value`
 /// options, checked against what the command accepts.
-struct Arguments {
-    var positionals: [String] = []
-    var options: [String: String] = [:]
+public struct Arguments {
+    public var positionals: [String] = []
+    public var options: [String: String] = [:]
     /// Values of options that may be repeated (`--peer A --peer B`).
-    var repeated: [String: [String]] = [:]
-    let usage: String
+    public var repeated: [String: [String]] = [:]
+    public let usage: String
 
     /// Splits `args`. `valued` lists the options that take a value, `flags` those that do not.
-    init(_ args: [String], valued: Set<String> = [], flags: Set<String> = [], multi: Set<String> = [],
+    public init(_ args: [String], valued: Set<String> = [], flags: Set<String> = [], multi: Set<String> = [],
          usage: String) throws(CLIError) {
         self.usage = usage
         var i = 0
@@ -48,7 +48,7 @@ struct Arguments {
     }
 
     /// Exactly `names.count` positionals, or a usage error naming what is missing or extra.
-    func expect(_ names: [String]) throws(CLIError) -> [String] {
+    public func expect(_ names: [String]) throws(CLIError) -> [String] {
         if positionals.count < names.count {
             throw .usage("missing \(names[positionals.count])", usage)
         }

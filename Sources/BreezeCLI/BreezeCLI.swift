@@ -39,8 +39,6 @@ public enum BreezeCLI {
           status                                the node's peers: connected, last contact, how far behind
           secret new | derive --user ID --secret-file FILE
                                                 make a cluster secret, or derive a user's key from it
-          bench append [--count N] [--batch B]  append benchmark against raw SQLite
-          bench all [--runs R] [--write FILE]   every benchmark and the comparisons (run `breeze bench --help`)
           salvage --out NEW.db                  copy the intact events of a damaged --db into a new database
 
         options (any command):
@@ -55,6 +53,13 @@ public enum BreezeCLI {
 
     /// Runs the tool with `arguments` (without the program name).
     public static func run(_ arguments: [String], environment: [String: String], console: Console) -> Int32 {
+        run(arguments, environment: environment, console: console, commands: commands, usage: usage, tool: "breeze")
+    }
+
+    /// Runs one of `commands` with `arguments`, after the global options every Breeze tool shares (`--db`,
+    /// `--user`, `--json`, `--durability`, `--help`): how `breeze` and `breeze-bench` parse.
+    public static func run(_ arguments: [String], environment: [String: String], console: Console, commands: [Command],
+                           usage: String, tool: String) -> Int32 {
         var rest: [String] = []
         var db: String?, user: String?, json = false, help = false, durability: String?
         var i = 0
@@ -66,9 +71,9 @@ public enum BreezeCLI {
         while i < arguments.count {
             let a = arguments[i]
             switch a {
-            case "--db": guard let v = value(a) else { return usageError("option --db needs a value", usage, console) }; db = v
-            case "--user": guard let v = value(a) else { return usageError("option --user needs a value", usage, console) }; user = v
-            case "--durability": guard let v = value(a) else { return usageError("option --durability needs a value", usage, console) }; durability = v
+            case "--db": guard let v = value(a) else { return usageError("option --db needs a value", usage, console, tool: tool) }; db = v
+            case "--user": guard let v = value(a) else { return usageError("option --user needs a value", usage, console, tool: tool) }; user = v
+            case "--durability": guard let v = value(a) else { return usageError("option --durability needs a value", usage, console, tool: tool) }; durability = v
             case "--json": json = true
             case "--help", "-h", "help": help = true
             default:
@@ -81,10 +86,10 @@ public enum BreezeCLI {
         }
         guard let command = rest.first else {
             if help { console.out(usage); return 0 }
-            return usageError("no command given", usage, console)
+            return usageError("no command given", usage, console, tool: tool)
         }
         guard let cmd = commands.first(where: { $0.name == command }) else {
-            return usageError("unknown command '\(command)'", usage, console)
+            return usageError("unknown command '\(command)'", usage, console, tool: tool)
         }
         if help { console.out(cmd.help); return 0 }
         let mode: EventLog.Durability
@@ -92,11 +97,11 @@ public enum BreezeCLI {
         case nil: mode = .full
         case let d?:
             guard let m = EventLog.Durability(rawValue: d) else {
-                return usageError("--durability must be full or normal, not '\(d)'", cmd.help, console)
+                return usageError("--durability must be full or normal, not '\(d)'", cmd.help, console, tool: tool)
             }
             mode = m
         }
-        if db == "" { return usageError("--db: empty path", cmd.help, console) }
+        if db == "" { return usageError("--db: empty path", cmd.help, console, tool: tool) }
         var ctx = Context(
             dbPath: db ?? environment["BREEZE_DB"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? Context.defaultDatabasePath(environment: environment),
@@ -114,22 +119,30 @@ public enum BreezeCLI {
             try cmd.run(Array(rest.dropFirst()), ctx)
             return 0
         } catch {
-            console.err("breeze \(command): \(error.message)")
+            console.err("\(tool) \(command): \(error.message)")
             if let u = error.usage { console.err(u) }
             return error.exitCode
         }
     }
 
-    private static func usageError(_ message: String, _ usage: String, _ console: Console) -> Int32 {
-        console.err("breeze: \(message)")
+    private static func usageError(_ message: String, _ usage: String, _ console: Console, tool: String = "breeze") -> Int32 {
+        console.err("\(tool): \(message)")
         console.err(usage)
         return 2
     }
 
-    struct Command: Sendable {
+    /// One command: its name, its help text and what runs it.
+    public struct Command: Sendable {
         let name: String
         let help: String
         let run: @Sendable ([String], Context) throws(CLIError) -> Void
+
+        /// A command named `name`.
+        public init(name: String, help: String, run: @escaping @Sendable ([String], Context) throws(CLIError) -> Void) {
+            self.name = name
+            self.help = help
+            self.run = run
+        }
     }
 
     static let commands: [Command] = [
@@ -153,7 +166,6 @@ public enum BreezeCLI {
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),
-        Command(name: "bench", help: BenchCommand.usage, run: BenchCommand.run),
         Command(name: "salvage", help: SalvageCommand.usage, run: SalvageCommand.run),
     ]
 }

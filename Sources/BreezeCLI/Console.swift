@@ -1,3 +1,5 @@
+@preconcurrency import Glibc
+
 /// Where a command writes: standard output and standard error in the tool, buffers in tests.
 public protocol Console: AnyObject {
     /// Writes a line to standard output.
@@ -24,3 +26,27 @@ public final class BufferConsole: Console {
 // Used from one thread: the command being run.
 @available(*, unavailable)
 extension BufferConsole: Sendable {}
+
+/// Writes to the process's standard output and error, unbuffered per line (the tools' console).
+public final class ProcessConsole: Console {
+    public init() {}
+    public func out(_ line: String) { fputs(line + "\n", stdout); fflush(stdout) }
+    public func err(_ line: String) { fputs(line + "\n", stderr) }
+    public var isTerminal: Bool { isatty(2) != 0 }
+    public func progress(_ text: String) { fputs("\r\u{1B}[K" + text, stderr) }
+
+    /// The process's environment as a dictionary.
+    public static func environment() -> [String: String] {
+        var environment: [String: String] = [:]
+        var e = environ
+        while let p = e.pointee {
+            let s = String(cString: p)
+            if let eq = s.firstIndex(of: "=") { environment[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+            e += 1
+        }
+        return environment
+    }
+}
+
+// Stateless: it writes straight to the process's streams.
+extension ProcessConsole: @unchecked Sendable {}

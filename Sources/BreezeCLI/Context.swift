@@ -1,5 +1,5 @@
 public import BreezeStore
-import BreezeCore
+import Breeze
 
 /// What every command receives: the global options, resolved, and the console.
 public struct Context {
@@ -32,6 +32,31 @@ public struct Context {
     /// Opens the existing log, mapping store errors to one-line failures.
     func openLog() throws(CLIError) -> EventLog {
         do { return try EventLog.open(at: dbPath, options: logOptions()) } catch { throw .failure(error.description) }
+    }
+
+    /// Replica options for this invocation: the user, durability and the (possibly offset) wall clock; the
+    /// database must exist (only `init` creates one).
+    func replicaOptions(create: Bool = false) -> Replica.Options {
+        var o = Replica.Options(user: user)
+        o.create = create
+        o.durability = durability == .full ? .full : .normal
+        if clockOffsetMillis != 0 {
+            let offset = clockOffsetMillis
+            o.wallClock = { SystemClock.nowMillis(offsetMillis: offset) }
+        }
+        return o
+    }
+
+    /// Runs `body` with the replica open (the `Breeze` library: every edit, state and screen goes through
+    /// it), closing it afterwards and turning its errors into one-line failures.
+    func withReplica<T>(_ body: (Replica) throws -> T) throws(CLIError) -> T {
+        _ = try userStream()
+        let replica: Replica
+        do { replica = try Replica(path: dbPath, options: replicaOptions()) } catch { throw .failure(error.description) }
+        defer { replica.close() }
+        do { return try body(replica) } catch let e as CLIError { throw e } catch let e as BreezeError {
+            throw .failure(e.description)
+        } catch { throw .failure("\(dbPath): \(error)") }
     }
 
     /// Runs `body` with the log open, closing it afterwards and turning store errors into failures.

@@ -1,3 +1,4 @@
+import Breeze
 import BreezeCore
 import BreezeStore
 
@@ -80,6 +81,10 @@ enum ExplainCommand {
         "unknown": "another replica; concurrent unless the winner's writer had seen it (not recorded here)",
     ]
 
+    static func sensorID(_ s: String) throws(CLIError) -> String {
+        do { return try Replica.validateSensor(s) } catch { throw .failure(error.description) }
+    }
+
     static func parseFields(_ p: [String]) throws(CLIError) -> [UserStateField] {
         guard let kind = p.first else { throw .usage("missing FIELD", usage) }
         func one(_ name: String) throws(CLIError) -> String {
@@ -88,8 +93,8 @@ enum ExplainCommand {
             return p[1]
         }
         switch kind {
-        case "favourite": return [.favourite(try SetCommand.validateSensor(try one("SENSOR")))]
-        case "watch": return [.watch(try SetCommand.validateSensor(try one("SENSOR")))]
+        case "favourite": return [.favourite(try sensorID(try one("SENSOR")))]
+        case "watch": return [.watch(try sensorID(try one("SENSOR")))]
         case "unit":
             guard p.count == 1 else { throw .usage("unexpected argument '\(p[1])'", usage) }
             return [.unit]

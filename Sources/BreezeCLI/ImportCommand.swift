@@ -1,13 +1,10 @@
-import BreezeCore
-import BreezeImport
-import BreezeStore
-@preconcurrency import Glibc
+import Breeze
 
 /// `breeze import FORMAT FILE...`: parses real data files and stores their facts once each.
 ///
 /// Every file is parsed completely before anything from it is stored, so a file that is not in the named
 /// format is refused whole. Facts are de-duplicated by natural key against everything the database holds
-/// (`EventLog.appendFacts`), so importing a file twice, or overlapping files, stores each fact once.
+/// (`Replica.importFile`), so importing a file twice, or overlapping files, stores each fact once.
 enum ImportCommand {
     static var usage: String {
         """
@@ -42,12 +39,22 @@ enum ImportCommand {
         let files = Array(a.positionals.dropFirst())
         guard !files.isEmpty else { throw .usage("missing FILE", usage) }
         let options = try importOptions(a, ctx)
-        let reports: [FileReport] = try ctx.withLog { log in
-            try log.indexFacts { n in if ctx.console.isTerminal && n > 0 { ctx.console.progress("indexing facts held: \(n) events") } }
-            return files.map { file in
-                do { return try importFile(file, importer, options, log, ctx) } catch {
+        let reports: [FileReport] = try ctx.withReplica { replica in
+            files.map { file in
+                do throws(BreezeError) {
+                    let s = try replica.importFile(file, format: format, options: options) { p in
+                        guard ctx.console.isTerminal else { return }
+                        switch p {
+                        case .indexing(let n): ctx.console.progress("indexing facts held: \(n) events")
+                        case .checking(let f, let pct): ctx.console.progress("\(f): checking \(pct)%")
+                        case .storing(let f, let pct, let rows): ctx.console.progress("\(f): \(pct)% (\(rows) rows)")
+                        }
+                    }
+                    return FileReport(file: file, rowsRead: s.rowsRead, records: s.records, storedEvents: s.storedEvents,
+                                      storedFacts: s.storedFacts, duplicateFacts: s.duplicateFacts, issues: s.skipped)
+                } catch {
                     var r = FileReport(file: file)
-                    r.refused = "storing failed: \(error) (facts of earlier batches of this file may be stored; importing again stores only what is missing)"
+                    r.refused = error.description.hasPrefix(file + ": ") ? String(error.description.dropFirst(file.count + 2)) : error.description
                     return r
                 }
             }
@@ -63,7 +70,6 @@ enum ImportCommand {
     static func importOptions(_ a: Arguments, _ ctx: Context) throws(CLIError) -> ImportOptions {
         var o = ImportOptions()
         o.sensor = a.options["sensor"]
-        if let s = o.sensor { _ = try SetCommand.validateSensor(s) }
         o.station = a.options["station"]
         if let at = a.options["at"] {
             let parts = at.split(separator: ",").map { Double(String($0).trimmingSpaces) }
@@ -89,97 +95,6 @@ enum ImportCommand {
         let parts = s.dropFirst().split(separator: ":").map { Int($0) }
         guard parts.count == 2, let h = parts[0], let m = parts[1], h <= 14, m < 60 else { return nil }
         return (h * 3600 + m * 60) * (sign == "-" ? -1 : 1)
-    }
-
-    static func importFile(_ file: String, _ importer: any Importer.Type, _ options: ImportOptions, _ log: EventLog,
-                           _ ctx: Context) throws -> FileReport {
-        var r = FileReport(file: file)
-        let bytes: [UInt8]
-        do { bytes = try Gzip.maybeInflate(try readFile(file), file: file) } catch {
-            r.refused = error.message
-            return r
-        }
-        // Large CSV files of formats whose rows stand alone are parsed and stored in pieces, so memory stays
-        // bounded. Every piece is parsed once before anything is stored (a file that fails anywhere is
-        // refused whole), then again to store it. Formats that group rows (monitor files), files with one
-        // `--at` location for the whole file, and JSON are parsed in one piece.
-        var body = bytes[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-        let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
-        let isJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
-        let splittable = !isJSON && options.at == nil && rowLocalFormats.contains(importer.format)
-        let chunks = splittable ? CSVChunks.split(bytes, targetBytes: chunkBytes) : [CSVChunks.Chunk(bytes: bytes, lineOffset: 0)]
-        if chunks.count > 1 {
-            for (n, chunk) in chunks.enumerated() {
-                do { _ = try importer.parse(chunk.bytes, file: file, options: options) } catch {
-                    r.refused = "\(error.message) (in the part of the file from line \(chunk.lineOffset + 2))"
-                    return r
-                }
-                if ctx.console.isTerminal { ctx.console.progress("\(file): checking \((n + 1) * 100 / chunks.count)%") }
-            }
-        }
-        var processed = 0
-        for chunk in chunks {
-            var parsed: ParseResult
-            do { parsed = try importer.parse(chunk.bytes, file: file, options: options) } catch {
-                r.refused = error.message
-                return r
-            }
-            if chunk.lineOffset > 0 {
-                for i in parsed.issues.indices { parsed.issues[i].line += chunk.lineOffset }
-                for i in parsed.records.indices { parsed.records[i].line += chunk.lineOffset }
-            }
-            r.rowsRead += parsed.rowsRead
-            r.issues += parsed.issues
-            // An event too large for the log is a row problem, reported with its line.
-            var scratch = ByteWriter(capacity: 1024)   // reused: measuring a row allocates nothing
-            let fits = parsed.records.filter { rec in
-                scratch.removeAll()
-                _ = rec.body.encodePayload(into: &scratch)
-                let size = scratch.bytes.count
-                if size > Event.maxEncodedSize - 4096 {
-                    r.issues.append(ImportIssue(file: file, line: rec.line, reason: "row too large to store (\(size) bytes)"))
-                    return false
-                }
-                return true
-            }
-            r.records += fits.count
-            var done = 0
-            while done < fits.count {
-                let slice = fits[done..<min(done + 10_000, fits.count)]
-                let f = try log.appendFacts(slice.map { ($0.stream, $0.body) })
-                r.storedEvents += f.storedEvents
-                r.storedFacts += f.storedFacts
-                r.duplicateFacts += f.duplicateFacts
-                done += slice.count
-            }
-            processed += chunk.bytes.count
-            if ctx.console.isTerminal {
-                ctx.console.progress("\(file): \(min(100, processed * 100 / max(1, bytes.count)))% (\(r.rowsRead) rows)")
-            }
-        }
-        return r
-    }
-
-    /// Size of the pieces a large CSV file is parsed in.
-    static let chunkBytes = 8 << 20
-    /// Formats whose rows are independent of each other (so a file can be cut between any two rows).
-    static let rowLocalFormats: Set<String> = ["purpleair-csv", "sensors-csv", "airdata-daily", "glucose-csv", "daily-temperature"]
-
-    static func readFile(_ path: String) throws(ImportError) -> [UInt8] {
-        guard let f = fopen(path, "rb") else { throw ImportError(file: path, "cannot read (\(String(cString: strerror(errno))))") }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n > 0 { out.append(contentsOf: buf[0..<n]) }
-            if n < buf.count {
-                if ferror(f) != 0 { throw ImportError(file: path, "read error") }
-                break
-            }
-        }
-        return out
     }
 
     static func report(_ reports: [FileReport], format: String, _ ctx: Context) {

@@ -1,5 +1,4 @@
-import BreezeCore
-import BreezeStore
+import Breeze
 import Glibc
 
 /// `breeze init`: creates the database and this replica's identity; on an existing Breeze database it
@@ -11,16 +10,16 @@ enum InitCommand {
         _ = try Arguments(args, usage: usage).expect([])
         let existed = access(ctx.dbPath, F_OK) == 0
         if !existed { try makeParentDirectories(of: ctx.dbPath) }
-        let log: EventLog
-        do { log = try EventLog.create(at: ctx.dbPath, options: ctx.logOptions()) } catch { throw .failure(error.description) }
-        defer { log.close() }
+        let replica: Replica
+        do { replica = try Replica(path: ctx.dbPath, options: ctx.replicaOptions(create: true)) } catch { throw .failure(error.description) }
+        defer { replica.close() }
         if ctx.json {
-            ctx.console.out(JSONValue.object([("db", .string(ctx.dbPath)), ("replica", .string(log.replica.description)),
-                                              ("epoch", .int(Int64(log.epoch))), ("created", .bool(!existed))]).text)
+            ctx.console.out(JSONValue.object([("db", .string(ctx.dbPath)), ("replica", .string(replica.id.description)),
+                                              ("epoch", .int(Int64(replica.epoch))), ("created", .bool(!existed))]).text)
         } else if existed {
-            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(log.replica)); nothing changed")
+            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(replica.id)); nothing changed")
         } else {
-            ctx.console.out("created \(ctx.dbPath) (replica \(log.replica))")
+            ctx.console.out("created \(ctx.dbPath) (replica \(replica.id))")
         }
     }
 

@@ -1,3 +1,4 @@
+import Breeze
 import BreezeCore
 import BreezeImport
 import BreezeStore
@@ -62,7 +63,7 @@ enum JSONLImport {
     static func importFile(_ file: String, _ log: EventLog, _ ctx: Context) -> FileReport {
         var r = FileReport(file: file)
         let bytes: [UInt8]
-        do { bytes = try Gzip.maybeInflate(try ImportCommand.readFile(file), file: file) } catch {
+        do throws(ImportError) { bytes = try Gzip.maybeInflate(try Replica.readFile(file), file: file) } catch {
             r.refused = error.message
             return r
         }

@@ -1,10 +1,8 @@
-import BreezeCore
-import BreezeNet
+import Breeze
 import BreezeStore
-import BreezeSync
 @preconcurrency import Glibc
 
-/// `breeze node`: runs a replica until SIGINT or SIGTERM.
+/// `breeze node`: runs a replica's sync node (`Replica.startSync`) until SIGINT or SIGTERM.
 enum NodeCommand {
     static let usage = """
         usage: breeze node --db PATH --listen HOST:PORT [--peer HOST:PORT]... --secret-file FILE [--user ID]
@@ -23,25 +21,17 @@ enum NodeCommand {
             throw .usage("give --listen HOST:PORT, --peer HOST:PORT, or both", usage)
         }
         let secret = try SecretCommand.readSecret(secretFile)
-        var scope = Scope.cluster
-        if ctx.userGiven {
-            _ = try ctx.userStream()
-            scope = .user(ctx.user)
-        }
-        try ctx.openLog().close()   // a clear error for a missing or foreign database, before starting
-        var config = NodeConfig(dbPath: ctx.dbPath, listen: a.options["listen"], scope: scope, secret: secret)
-        config.peers = peers
-        config.durability = ctx.durability
-        config.wallClock = ctx.logOptions().wallClock
-        config.handleSignals = true
-        config.log = { line in
+        var options = SyncOptions(secret: secret, user: ctx.userGiven ? ctx.user : nil, listen: a.options["listen"], peers: peers)
+        options.stopOnSignals = true
+        options.log = { line in
             fputs("[\(ISOTime.format(millis: Int64(SystemClock.nowMillis())))] \(line)\n", stderr)
         }
-        let handle: NodeHandle
-        do { handle = try NodeHandle.start(config) } catch { throw .failure(error.description) }
-        if let address = handle.listenAddress { ctx.console.out("listening on \(address)") }
-        ctx.console.out("node running: db \(ctx.dbPath), scope \(scope), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))")
-        handle.wait()
+        try ctx.withReplica { replica in
+            let status = try replica.startSync(options)
+            if let address = status.listenAddress { ctx.console.out("listening on \(address)") }
+            ctx.console.out("node running: db \(ctx.dbPath), scope \(options.user.map { "user:\($0)" } ?? "cluster"), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))")
+            replica.waitForSync()
+        }
         ctx.console.out("node stopped")
     }
 }

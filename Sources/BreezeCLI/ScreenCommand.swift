@@ -1,7 +1,5 @@
-import BreezeCore
-import BreezeProjections
+import Breeze
 import BreezeStore
-import BreezeImport
 
 /// `breeze screen NAME`: prints a screen's read model, computed from the facts projection (brought up to
 /// date from its checkpoint first) and the user's state.
@@ -22,10 +20,10 @@ enum ScreenCommand {
         }
         _ = try a.expect(["NAME"])
         let p = try parameters(a, ctx)
-        let lines: [String] = try ctx.withLog { log in
-            try log.catchUpProjection { n in if ctx.console.isTerminal { ctx.console.progress("projecting: \(n) events") } }
+        let lines: [String] = try ctx.withReplica { r in
+            try r.updateProjection { n in if ctx.console.isTerminal { ctx.console.progress("projecting: \(n) events") } }
             if ctx.console.isTerminal { ctx.console.progress("") }
-            return try output(screen, LogWorld(log: log), p, json: ctx.json)
+            return try output(screen, r, p, json: ctx.json)
         }
         for l in lines { ctx.console.out(l) }
     }
@@ -36,9 +34,21 @@ enum ScreenCommand {
     /// Their usage text.
     static let optionsUsage = "[--user ID] [--at LAT,LON] [--sensor [SOURCE:]ID] [--bbox S,W,N,E] [--date YYYY-MM-DD] [--now ISO8601] [--metric aqi|temperature|humidity|pm25]"
 
+    /// The model the replica computes, as JSON or as text.
+    static func output<S: Screen>(_ screen: S.Type, _ replica: Replica, _ p: ScreenParameters, json: Bool) throws -> [String] {
+        try output(screen, p, json: json) { s, p in try replica.screen(s, p) }
+    }
+
+    /// The model built from `world` (a replay's in-memory world), as JSON or as text.
     static func output<S: Screen>(_ screen: S.Type, _ world: WorldReader, _ p: ScreenParameters, json: Bool) throws -> [String] {
+        try output(screen, p, json: json) { s, p in try s.build(world, p) }
+    }
+
+    /// The model `build` makes, as JSON or as text.
+    static func output<S: Screen>(_ screen: S.Type, _ p: ScreenParameters, json: Bool,
+                                  _ build: (S.Type, ScreenParameters) throws -> S.Model) throws -> [String] {
         let model: S.Model
-        do { model = try S.build(world, p) } catch let e as ScreenError { throw CLIError.failure("screen \(S.name): \(e)") }
+        do { model = try build(screen, p) } catch let e as ScreenError { throw CLIError.failure("screen \(S.name): \(e)") }
         return json ? [try Screens.json(model)] : S.render(model)
     }
 
@@ -88,18 +98,4 @@ enum ScreenCommand {
 
 extension Substring {
     func trimmingCharacters() -> String { String(self).trimmingSpaces }
-}
-
-/// `WorldReader` over the SQLite projection of a log.
-struct LogWorld: WorldReader {
-    let log: EventLog
-    func sensors() throws -> [SensorRegistration] { try log.projectedSensors() }
-    func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])] {
-        try log.projectedReadings(source: source, sensor: sensor, from: from, to: to)
-    }
-    func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64? {
-        try log.latestReadingTime(source: source, sensor: sensor, at: at)
-    }
-    func facts(kind: String, keyPrefix: String) throws -> [EventBody] { try log.projectedFacts(kind: kind, keyPrefix: keyPrefix) }
-    func userState(user: String) throws -> UserState { try log.userState(user: user) }
 }

@@ -1,3 +1,4 @@
+import Breeze
 import BreezeCore
 import BreezeCrypto
 import BreezeSync
@@ -29,44 +30,11 @@ enum SecretCommand {
         }
     }
 
-    /// Reads a secret file: hex digits (whitespace ignored), at least 16 bytes.
+    /// Reads a secret file (`SyncOptions.readSecret`), with the option's name in the message.
     static func readSecret(_ path: String) throws(CLIError) -> [UInt8] {
-        guard let f = fopen(path, "r") else {
-            throw .failure("--secret-file \(path): cannot read (\(String(cString: strerror(errno))))")
+        do { return try SyncOptions.readSecret(file: path) } catch {
+            let d = error.description
+            throw .failure(d.hasPrefix("secret file ") ? "--secret-file " + d.dropFirst("secret file ".count) : d)
         }
-        defer { fclose(f) }
-        var text = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            text += buf[0..<n]
-            if text.count > 4096 { throw .failure("--secret-file \(path): too large for a secret") }
-        }
-        let digits = text.filter { !($0 == 32 || $0 == 10 || $0 == 13 || $0 == 9) }
-        guard digits.count % 2 == 0, digits.count >= 32,
-              let bytes = hexBytes(digits) else {
-            throw .failure("--secret-file \(path): expected at least 32 hex digits (make one with `breeze secret new`)")
-        }
-        return bytes
-    }
-
-    static func hexBytes(_ digits: [UInt8]) -> [UInt8]? {
-        func v(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
-        var out: [UInt8] = []
-        var i = 0
-        while i < digits.count {
-            guard let hi = v(digits[i]), let lo = v(digits[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
     }
 }

@@ -1,5 +1,4 @@
-import BreezeCore
-import BreezeStore
+import Breeze
 
 /// `breeze state`: the user's settings as merged from every event of their stream.
 enum StateCommand {
@@ -8,7 +7,7 @@ enum StateCommand {
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         _ = try Arguments(args, usage: usage).expect([])
         let stream = try ctx.userStream()
-        let (state, vv) = try ctx.withLog { log in (try log.userState(user: ctx.user), try log.versionVector(of: stream)) }
+        let (state, vv) = try ctx.withReplica { r in (try r.state(), try r.read { try $0.versionVector(of: stream) }) }
         if ctx.json {
             ctx.console.out(state.json(user: ctx.user).text)
             return

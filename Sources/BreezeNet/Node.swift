@@ -462,6 +462,8 @@ final class Node {
             pending = []
             do {
                 let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers")
+                let inserted = reports.reduce(0) { $0 + $1.inserted }
+                if inserted > 0 { config.onCommit?(inserted) }
                 for (w, r) in zip(work, reports) where peers[ObjectIdentifier(w.peer)] != nil {
                     if r.conflicts > 0 || r.invalid > 0 {
                         config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting events refused, \(r.invalid) misplaced events stored flagged")
@@ -516,6 +518,12 @@ final class Node {
     }
 
     private func wake() { setIdle(true) }
+
+    /// `NodeHandle.wake()`: this process committed events (through another connection), so scan now.
+    func localCommit() {
+        guard !stopping else { return }
+        pump()
+    }
 
     /// Notices commits by other processes (the CLI writing to this database).
     private func pollDatabase() {
@@ -638,6 +646,10 @@ final class Node {
         let hb = NodeHeartbeat(pid: getpid(), listen: listenAddress ?? "", startedMillis: startedMillis,
                                heartbeatMillis: wall, stoppedMillis: stopped ? wall : nil)
         do { try log.recordPeers(list, heartbeat: hb) } catch { config.log("writing peer status failed: \(error)") }
+        if let onStatus = config.onStatus {
+            let local = (try? log.versionVectors()) ?? [:]
+            onStatus(NodeStatus(listenAddress: listenAddress, running: !stopped, peers: list, localVectors: local))
+        }
     }
 
     // MARK: Shutdown

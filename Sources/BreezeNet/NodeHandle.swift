@@ -54,6 +54,12 @@ public struct NodeConfig: Sendable {
     public var wallClock: @Sendable () -> UInt64 = { SystemClock.nowMillis() }
     /// Diagnostics (one line each).
     public var log: @Sendable (String) -> Void = { _ in }
+    /// Called on the loop thread after each group commit that stored events received from peers, with how
+    /// many were stored (so an embedding process can tell its observers without polling).
+    public var onCommit: (@Sendable (_ inserted: Int) -> Void)?
+    /// Called on the loop thread each time the node writes its status (every second, and soon after a peer
+    /// connects or disconnects), and once when it stops.
+    public var onStatus: (@Sendable (NodeStatus) -> Void)?
 
     public init(dbPath: String, listen: String?, scope: Scope, secret: [UInt8]) {
         self.dbPath = dbPath
@@ -73,6 +79,7 @@ public final class NodeHandle: @unchecked Sendable {
     public let listenAddress: String?
     private var lock = pthread_mutex_t()
     private var stopAsync: UnsafeMutablePointer<uv_async_t>?
+    private var wakeAsync: UnsafeMutablePointer<uv_async_t>?
     private var thread: pthread_t?
     private var finished = false
 
@@ -120,15 +127,24 @@ public final class NodeHandle: @unchecked Sendable {
         if let a = stopAsync, !finished { uv_async_send(a) }
     }
 
+    /// Tells the node that this process has committed events to its database (thread-safe, cheap, any number
+    /// of times: wake-ups coalesce), so its sessions send them at once instead of at the next poll.
+    public func wake() {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        if let a = wakeAsync, !finished { uv_async_send(a) }
+    }
+
     /// Waits for the loop thread to end.
     public func wait() {
         if let t = thread { pthread_join(t, nil) }
         thread = nil
     }
 
-    fileprivate func setAsync(_ a: UnsafeMutablePointer<uv_async_t>?) {
+    fileprivate func setAsync(_ a: UnsafeMutablePointer<uv_async_t>?, wake w: UnsafeMutablePointer<uv_async_t>?) {
         pthread_mutex_lock(&lock)
         stopAsync = a
+        wakeAsync = w
         if a == nil { finished = true }
         pthread_mutex_unlock(&lock)
     }
@@ -171,6 +187,10 @@ public final class NodeHandle: @unchecked Sendable {
             uv_async_init(loop, async) { a in Node.from(a).shutdownAll() }
             async.pointee.data = ctx
             node.extraHandles.append(UnsafeMutableRawPointer(async))
+            let wake = UnsafeMutablePointer<uv_async_t>.allocate(capacity: 1)
+            uv_async_init(loop, wake) { a in Node.from(a).localCommit() }
+            wake.pointee.data = ctx
+            node.extraHandles.append(UnsafeMutableRawPointer(wake))
             var signals: [UnsafeMutablePointer<uv_signal_t>] = []
             if config.handleSignals {
                 // A parent may have started us with these blocked; the node must hear them.
@@ -191,10 +211,10 @@ public final class NodeHandle: @unchecked Sendable {
                     node.extraHandles.append(UnsafeMutableRawPointer(s))
                 }
             }
-            handle.setAsync(async)
+            handle.setAsync(async, wake: wake)
             sem_post(&ready)
             uv_run(loop, UV_RUN_DEFAULT)
-            handle.setAsync(nil)
+            handle.setAsync(nil, wake: nil)
             // Anything still open (should be nothing) is closed so the loop can be closed.
             uv_walk(loop, { h, _ in if uv_is_closing(h) == 0 { uv_close(h, nil) } }, nil)
             uv_run(loop, UV_RUN_DEFAULT)

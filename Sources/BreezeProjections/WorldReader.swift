@@ -1,7 +1,7 @@
 public import BreezeCore
 
-/// What screens read: the projected facts and a user's state. `BreezeStore.EventLog` provides it (through an
-/// adapter in the CLI); tests provide an in-memory `FactWorld`. Every method returns data in a fixed order,
+/// What screens read: the projected facts and a user's state. The `Breeze` library provides it from the SQLite
+/// projection (`LogWorld`); tests and `breeze replay` provide an in-memory `FactWorld`. Every method returns data in a fixed order,
 /// so a screen built twice from the same facts is byte-identical.
 public protocol WorldReader {
     /// Every registered sensor, sorted by source and id.

@@ -39,9 +39,16 @@ final class Database {
         }
     }
 
-    /// Waits up to `milliseconds` for locks held by other connections (https://www.sqlite.org/c3ref/busy_timeout.html).
+    /// True inside a transaction (`sqlite3_get_autocommit` is 0: https://www.sqlite.org/c3ref/get_autocommit.html).
+    var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+
+    /// Waits up to `milliseconds` for locks held by other connections, retrying every 50 us at first
+    /// (`breeze_busy_wait` in `shim.h`; https://www.sqlite.org/c3ref/busy_handler.html). SQLite's own
+    /// `sqlite3_busy_timeout` sleeps 1, 2, 5, 10 ... ms between tries, which adds a millisecond or more to a
+    /// write that waited for another connection's short transaction (an observer's projection catch-up, a
+    /// node's group commit).
     func setBusyTimeout(milliseconds: Int32) {
-        sqlite3_busy_timeout(handle, milliseconds)
+        breeze_set_busy_handler(handle, milliseconds)
     }
 
     func error(_ rc: Int32, sql: String?) -> DatabaseError {

@@ -299,6 +299,18 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// True when an event the projection reads (a fact: `EventBody.factTypes`) was stored with `afterSeq <
+    /// seq <= throughSeq`. Read only, so an observer can tell that catching up would only move the checkpoint
+    /// (user edits, which screens read from the log) and leave the write lock alone.
+    public func hasFacts(afterSeq: Int64, throughSeq: Int64) throws(StoreError) -> Bool {
+        do {
+            let q = try db.cached("SELECT 1 FROM events WHERE seq > ? AND seq <= ? AND type IN (\(EventBody.factTypes.sorted().map { "'\($0)'" }.joined(separator: ", "))) LIMIT 1")
+            try q.bind(1, afterSeq)
+            try q.bind(2, throughSeq)
+            return try q.first { _ in true } ?? false
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// A digest of the projection tables' contents (values and deciding stamps), for comparing an incremental
     /// projection with a rebuild.
     public func projectionDigest() throws(StoreError) -> String {

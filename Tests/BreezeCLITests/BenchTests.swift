@@ -11,12 +11,15 @@ struct BenchTests {
         return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
     }
 
+    /// Runs the `breeze-bench` binary; returns exit code, stdout and stderr.
+    static func bench(_ args: [String]) -> (Int32, String, String) { BinaryTests.run(args, executable: "breeze-bench") }
+
     static func number(_ d: [String: Any], _ key: String) -> Double {
         (d[key] as? NSNumber)?.doubleValue ?? -1
     }
 
     @Test func benchSettingsMeasuresEveryFigureOfTheComparison() {
-        let (code, out, err) = BinaryTests.run(["bench", "settings", "--count", "1000", "--writers", "50",
+        let (code, out, err) = Self.bench(["settings", "--count", "1000", "--writers", "50",
                                                 "--full-sample", "5", "--json"])
         #expect(code == 0, "\(err)")
         let d = Self.json(out)
@@ -39,21 +42,42 @@ struct BenchTests {
     }
 
     @Test func benchEventsAppendsAndReplays() {
-        let (code, out, err) = BinaryTests.run(["bench", "events", "--count", "1500", "--batch", "500", "--json"])
+        let (code, out, err) = Self.bench(["events", "--count", "1500", "--batch", "500", "--json"])
         #expect(code == 0, "\(err)")
         let d = Self.json(out)
         #expect(Self.number(d, "events") == 1500 && Self.number(d, "batch") == 500 && d["durability"] as? String == "FULL")
         #expect(Self.number(d, "appendEventsPerSecond") > 0 && Self.number(d, "replayEventsPerSecond") > 0, "\(out)")
         #expect(Self.number(d, "pageSize") == 16_384, "a new log's page size (Schema.pageSize): \(out)")
-        let bad = BinaryTests.run(["bench", "events", "--count", "-3"])
+        let bad = Self.bench(["events", "--count", "-3"])
         #expect(bad.0 == 1 && bad.2.contains("--count '-3'"))
+    }
+
+    @Test func theBenchmarkToolRefusesBadArgumentsWithTheDocumentedCodes() {
+        let unknown = Self.bench(["everything"])
+        #expect(unknown.0 == 2 && unknown.2.contains("breeze-bench: unknown command 'everything'") && unknown.2.contains("usage: breeze-bench"), "\(unknown.2)")
+        let count = Self.bench(["append", "--count", "zero"])
+        #expect(count.0 == 1 && count.2.contains("breeze-bench append: --count 'zero'"), "\(count.2)")
+        let help = Self.bench(["--help"])
+        #expect(help.0 == 0 && help.1.contains("breeze-bench live"), "\(help.1)")
+    }
+
+    @Test func benchLiveMeasuresEditsAcrossThreeReplicas() {
+        let (code, out, err) = Self.bench(["live", "--edits", "20", "--json"])
+        #expect(code == 0, "\(err)")
+        let d = Self.json(out)
+        #expect(Self.number(d, "edits") == 20, "\(out)")
+        for key in ["commit", "localYield", "zLog", "zModel"] {
+            #expect(Self.number(d, key + "MedianMs") > 0 && Self.number(d, key + "P99Ms") >= Self.number(d, key + "MedianMs"), "\(key) in \(out)")
+        }
+        // The event is in z's log before z's sheet can show it, and z lies two hops behind the commit.
+        #expect(Self.number(d, "zModelMedianMs") >= Self.number(d, "zLogMedianMs") * 0.5 && Self.number(d, "zLogMedianMs") > Self.number(d, "commitMedianMs"), "\(out)")
     }
 
     @Test func benchAllWritesTheTablesAndNamesWhatCouldNotRun() throws {
         let dir = TempDir()
         let file = dir.path + "/BENCHMARKS.md"
-        let (code, out, err) = BinaryTests.run([
-            "bench", "all", "--runs", "1", "--append-count", "2000", "--sync-count", "2000", "--edits", "3",
+        let (code, out, err) = Self.bench([
+            "all", "--runs", "1", "--append-count", "2000", "--sync-count", "2000", "--edits", "3",
             "--projection-count", "1000", "--import-count", "300", "--settings-count", "300", "--writers", "20",
             "--events-count", "600", "--node", "/nonexistent/node", "--python", "/nonexistent/python", "--write", file])
         // The comparisons could not run: the tables are still printed and written, and the exit status says so.

@@ -4,15 +4,15 @@ import BreezeTestSupport
 
 /// End-to-end: the built `breeze` executable, real arguments, real exit codes.
 struct BinaryTests {
-    static func binary() -> String { productsDirectory() + "/breeze" }
+    static func binary(_ name: String = "breeze") -> String { productsDirectory() + "/" + name }
 
-    /// Runs the binary; returns exit code, stdout and stderr.
-    static func run(_ args: [String], env: [String] = []) -> (Int32, String, String) {
+    /// Runs the binary (`breeze`, or `executable` beside it); returns exit code, stdout and stderr.
+    static func run(_ args: [String], env: [String] = [], executable: String = "breeze") -> (Int32, String, String) {
         var t = Array("/tmp/breeze-bin-XXXXXX".utf8CString)
         let dir = String(cString: mkdtemp(&t)!)
         defer { _ = system("rm -rf '\(dir)'") }
         let quoted = args.map { "'" + $0.replacingOccurrences("'", "'\\''") + "'" }.joined(separator: " ")
-        let code = system("\(env.joined(separator: " ")) '\(binary())' \(quoted) > '\(dir)/out' 2> '\(dir)/err'")
+        let code = system("\(env.joined(separator: " ")) '\(binary(executable))' \(quoted) > '\(dir)/out' 2> '\(dir)/err'")
         return ((code >> 8) & 0xff, read(dir + "/out"), read(dir + "/err"))
     }
 

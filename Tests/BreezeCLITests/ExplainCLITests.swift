@@ -141,7 +141,7 @@ struct ExplainCLITests {
             (["explain", "alert", "volume"], 2, "alert field 'volume'"),
             (["explain", "source", "nope"], 1, "source 'nope' is unknown"),
             (["explain", "source", "purpleair", "colour"], 2, "source field 'colour'"),
-            (["explain", "favourite", "has space"], 1, "SENSOR 'has space'"),
+            (["explain", "favourite", "has space"], 1, "sensor 'has space'"),
             (["--db", h.dir + "/missing.db", "explain", "unit"], 1, "no Breeze database here"),
         ]
         for (args, code, text) in cases {

@@ -2,6 +2,7 @@ import Testing
 import BreezeCore
 import BreezeStore
 @testable import BreezeCLI
+@testable import Breeze
 @preconcurrency import Glibc
 
 /// `breeze import` end to end on the real files kept in Tests/BreezeImportTests/Fixtures.
@@ -12,11 +13,23 @@ struct ImportCLITests {
         return String(dir[..<dir.lastIndex(of: "/")!]) + "/BreezeImportTests/Fixtures"
     }
 
+    /// The `.csv` files of a folder, sorted.
+    static func listCSV(_ dir: String) throws -> [String] {
+        guard let d = opendir(dir) else { throw ImportError(file: dir, "cannot read the folder") }
+        defer { closedir(d) }
+        var out: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".csv") { out.append(dir + "/" + name) }
+        }
+        return out.sorted()
+    }
+
     @Test func overlappingBatchesAndRepeatedImportsStoreEachReadingOnce() throws {
         let h = Harness()
         #expect(h.run(["init"]).code == 0)
         let batches = Self.fixtures + "/purpleair/ajl_troy_ny_10min_batches"
-        let files = try ImportBench.listCSV(batches)
+        let files = try Self.listCSV(batches)
         #expect(files.count == 29)
         let first = h.run(["import", "purpleair-csv"] + files)
         #expect(first.code == 0, "\(first.err)")
@@ -87,7 +100,7 @@ struct LargeImportTests {
         #expect(h.run(["init"]).code == 0)
         var text = "id,time_stamp,pm2.5_cf_1_a,pm2.5_cf_1_b\n"
         for i in 0..<400_000 { text += "\(1000 + i % 50),\(1_700_000_000 + i * 60),12.5,13.5\n" }
-        #expect(text.utf8.count > ImportCommand.chunkBytes)      // more than one piece
+        #expect(text.utf8.count > Replica.importChunkBytes)      // more than one piece
         text += "1,1,\"2,3\n"                                              // a quote never closed, at the very end
         let path = h.dir + "/big.csv"
         let f = fopen(path, "w")!

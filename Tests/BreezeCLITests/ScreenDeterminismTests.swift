@@ -5,6 +5,7 @@ import BreezeProjections
 import BreezeStore
 import BreezeTestSupport
 @testable import BreezeCLI
+import Breeze
 
 /// Every screen's read model is byte-identical whether the projection was built incrementally from
 /// checkpoints, while concurrent replicas' events arrived in different interleavings, or rebuilt from the
@@ -54,9 +55,18 @@ struct ScreenDeterminismTests {
         return out
     }
 
-    static func readFile(_ path: String) throws -> [UInt8] { try ImportCommand.readFile(path) }
+    static func readFile(_ path: String) throws -> [UInt8] { try Replica.readFile(path) }
 
     static func allScreens(_ world: WorldReader) throws -> [String: String] {
+        try allScreens { screen, p in try ScreenCommand.output(screen, world, p, json: true).joined() }
+    }
+
+    /// Every screen as the library computes it from the database (`Replica.screen`).
+    static func allScreens(_ replica: Replica) throws -> [String: String] {
+        try allScreens { screen, p in try ScreenCommand.output(screen, replica, p, json: true).joined() }
+    }
+
+    static func allScreens(_ build: (any Screen.Type, ScreenParameters) throws -> String) throws -> [String: String] {
         var p = ScreenParameters(user: "me", now: 1_698_494_400)          // 2023-10-28T12:00:00Z
         p.sensor = "149970"
         p.at = (42.72, -73.69)
@@ -69,7 +79,7 @@ struct ScreenDeterminismTests {
             case "biomarker": q.now = 1_269_518_400                           // 2010-03-25T12:00:00Z
             default: break
             }
-            do { out[screen.name] = try ScreenCommand.output(screen, world, q, json: true).joined() } catch {
+            do { out[screen.name] = try build(screen, q) } catch {
                 out[screen.name] = "error: \(error)"
             }
         }
@@ -95,9 +105,11 @@ struct ScreenDeterminismTests {
                 if Int.random(in: 0..<3, using: &rng) == 0 { try log.catchUpProjection() }
             }
             try log.catchUpProjection()
-            let incremental = try Self.allScreens(LogWorld(log: log))
+            let replica = try Replica(path: h.db, options: .init(user: "me"))
+            let incremental = try Self.allScreens(replica)
             try log.rebuildProjection()
-            let rebuilt = try Self.allScreens(LogWorld(log: log))
+            let rebuilt = try Self.allScreens(replica)
+            replica.close()
             for name in reference.keys.sorted() {
                 #expect(incremental[name] == reference[name], "order \(order): \(name) incremental differs from the in-memory projection")
                 #expect(rebuilt[name] == incremental[name], "order \(order): \(name) rebuild differs from incremental")

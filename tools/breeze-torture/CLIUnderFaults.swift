@@ -24,12 +24,5 @@ func runCLIUnderFaults(_ arguments: [String]) -> Never {
     args.removeFirst()
     let rc = breeze_fault_vfs_install(options["fault-control"], options["fault-stats"], options["power-loss"] == "yes" ? 1 : 0)
     guard rc == 0 else { fail("cannot install the fault VFS (SQLite error \(rc))") }
-    var environment: [String: String] = [:]
-    var e = environ
-    while let p = e.pointee {
-        let s = String(cString: p)
-        if let eq = s.firstIndex(of: "=") { environment[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-        e += 1
-    }
-    exit(BreezeCLI.run(args, environment: environment, console: TortureConsole()))
+    exit(BreezeCLI.run(args, environment: ProcessConsole.environment(), console: TortureConsole()))
 }

@@ -1,3 +1,4 @@
+import BreezeCLI
 @preconcurrency import Glibc
 
 /// A child process (of this same executable for `bench sync`, or a comparison script for `bench all`):
@@ -14,6 +15,17 @@ final class Subprocess {
         let n = readlink("/proc/self/exe", &exe, 4095)
         guard n > 0 else { throw .failure("cannot find this executable (/proc/self/exe)") }
         return String(decoding: exe[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The `breeze` tool beside this executable (the benchmarks run its `node` command as separate processes).
+    static func breezePath() throws(CLIError) -> String {
+        let me = try selfPath()
+        let dir = me.lastIndex(of: "/").map { String(me[..<$0]) } ?? "."
+        let path = dir + "/breeze"
+        guard access(path, X_OK) == 0 else {
+            throw .failure("cannot find the breeze tool at \(path) (build it: swift build -c release --product breeze)")
+        }
+        return path
     }
 
     /// Starts `executable` (an absolute path; this executable when nil) with `args`, in this process's

@@ -1,3 +1,4 @@
+import BreezeCLI
 import BreezeStore
 import Foundation
 

@@ -51,9 +51,14 @@ public struct NodeHeartbeat: Sendable, Equatable {
 }
 
 extension EventLog {
-    /// Replaces the peer table and the heartbeat in one transaction.
+    /// Replaces the peer table and the heartbeat in one transaction, committed without an fsync of its own
+    /// (`synchronous=NORMAL` for this one commit): the status is rewritten every second and losing the last
+    /// one to a power cut is harmless, while an fsync here would hold up the node's loop, and with it every
+    /// event in flight, for a millisecond or more each second. The next durable commit syncs it anyway.
     public func recordPeers(_ peers: [PeerStatus], heartbeat: NodeHeartbeat) throws(StoreError) {
         do {
+            if options.durability == .full { try db.execute("PRAGMA synchronous=NORMAL") }
+            defer { if options.durability == .full { try? db.execute("PRAGMA synchronous=FULL") } }
             try db.writeTransaction {
                 try db.execute("DELETE FROM peers")
                 let s = try db.cached("""
@@ -106,22 +111,4 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
-    /// SQLite's `PRAGMA data_version`: changes whenever another connection commits to the database
-    /// (https://www.sqlite.org/pragma.html#pragma_data_version). Cheap enough to poll.
-    public func dataVersion() throws(StoreError) -> Int64 {
-        do { return try db.cached("PRAGMA data_version").first { $0.int(0) } ?? 0 } catch { throw StoreError.from(error, path: path) }
-    }
-
-    /// Up to `limit` rows after sequence number `afterSeq`, in log order, stopping early once `maxBytes` of
-    /// encoded events have been read (at least one row is returned when there is one).
-    public func page(afterSeq: Int64, limit: Int, maxBytes: Int = 4 << 20) throws -> [Entry] {
-        var out: [Entry] = []
-        var bytes = 0
-        try forEach(afterSeq: afterSeq, pageSize: max(1, min(limit, 512))) { e in
-            out.append(e)
-            bytes += e.event.encoded.count
-            return out.count < limit && bytes < maxBytes
-        }
-        return out
-    }
 }

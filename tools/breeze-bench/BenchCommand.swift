@@ -1,28 +1,31 @@
+import BreezeCLI
 import BreezeCore
 import BreezeStore
 import Glibc
 
-/// `breeze bench NAME` dispatches to each benchmark (`bench all` runs them all, see `BenchAll`).
-/// `breeze bench append`: appends N synthetic readings through `EventLog.append` in batches and, batch by
+/// `breeze-bench NAME` dispatches to each benchmark (`breeze-bench all` runs them all, see `BenchAll`).
+/// `breeze-bench append`: appends N synthetic readings through `EventLog.append` in batches and, batch by
 /// batch in the same run, inserts the very same rows with plain SQLite statements into a table of the same
 /// shape (`RawBaseline`); prints both rates, their ratio and the peak resident memory.
 enum BenchCommand {
     static let usage = """
-        usage: breeze bench append [--count N] [--batch B] [--dir DIR] [--durability full|normal] [--json]
+        usage: breeze-bench append [--count N] [--batch B] [--dir DIR] [--durability full|normal] [--json]
           N events (default 1000000) in batches of B (default 10000), in a temporary directory unless --dir
-               breeze bench sync [--count N] [--edits E] [--dir DIR] [--json]
-          node A holds N events (default 1000000); an empty node B in another process syncs them over
-          loopback; then E single live edits (default 1000) cross a chain of three nodes
-               breeze bench import [--count N] [--troy DIR] [--json]
+               breeze-bench sync [--count N] [--dir DIR] [--json]
+          node A holds N events (default 1000000); an empty node B in another process syncs them over loopback
+               breeze-bench live [--edits E] [--dir DIR] [--json]
+          E single edits (default 1000) through the library: x (this process) -> y -> z (processes); times to
+          commit, to x's observer, to z's log and to z's observed read model
+               breeze-bench import [--count N] [--troy DIR] [--json]
           imports a synthetic PurpleAir CSV of N rows (default 1000000) and the Troy NY batches
-               breeze bench projections [--count N] [--json]
+               breeze-bench projections [--count N] [--json]
           rebuilds the facts projection from N events against a raw decoded scan; one new reading to every screen
-               breeze bench settings [--count N] [--keys K] [--writers W] [--full-sample S] [--json]
+               breeze-bench settings [--count N] [--keys K] [--writers W] [--full-sample S] [--json]
           N last-writer-wins settings writes over K keys (default 100000, 100): write cost, wire bytes, peer apply
           (in process and a second node over TCP), stored size, merge of W concurrent writers (default 2000)
-               breeze bench events [--count N] [--batch B] [--json]
+               breeze-bench events [--count N] [--batch B] [--json]
           appends N settings events (default 100000) in transactions of B (default 1000), then replays them
-               breeze bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
+               breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
           every benchmark R times (default 3), each in its own process, with the comparison scripts of
@@ -34,14 +37,15 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count"],
                               flags: ["no-compare"], usage: usage)
-        let p = try a.expect(["append|sync|import|projections|settings|events|all"])
+        let p = try a.expect(["append|sync|live|import|projections|settings|events|all"])
+        if p[0] == "live" { return try LiveBench.run(a, ctx) }
         if p[0] == "all" { return try BenchAll.run(a, ctx) }
         if p[0] == "settings" { return try SettingsBench.run(a, ctx) }
         if p[0] == "events" { return try EventsBench.run(a, ctx) }
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
         if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, import, projections, settings, events, all", usage) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, import, projections, settings, events, all", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String

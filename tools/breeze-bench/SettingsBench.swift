@@ -1,10 +1,11 @@
+import BreezeCLI
 import BreezeCore
 import BreezeCrypto
 import BreezeStore
 import BreezeSync
 @preconcurrency import Glibc
 
-/// `breeze bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
+/// `breeze-bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
 /// (`tools/bench/`). N last-writer-wins writes over K keys (`source.correct` events: the per-source
 /// correction map of `UserState`, an `LWWMap`) appended to the log one transaction each; the same events
 /// sent by one `SyncSession` to another over one in-memory connection (protocol version 2, packed events),
@@ -245,13 +246,13 @@ enum SettingsBench {
         fputs(Digest.hex(SecureRandom.bytes(32)) + "\n", f)
         fclose(f)
         try EventLog.create(at: dir + "/b.db").close()
-        let nodeA = try Subprocess(args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret],
+        let nodeA = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret],
                                    stderrPath: dir + "/a.log")
         defer { nodeA.stop() }
         let addressA = SyncBench.listenAddress(nodeA)
         guard !addressA.isEmpty else { throw CLIError.failure("bench settings: node A did not start (see \(dir)/a.log)") }
         let t0 = monotonicSeconds()
-        let nodeB = try Subprocess(args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
+        let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
                                           "--secret-file", secret], stderrPath: dir + "/b.log")
         defer { nodeB.stop() }
         _ = SyncBench.listenAddress(nodeB)

@@ -1,8 +1,9 @@
+import BreezeCLI
 import BreezeCore
 import BreezeStore
 import Foundation
 
-/// `breeze bench all`: every benchmark, each in a child process of its own (so each peak memory is its
+/// `breeze-bench all`: every benchmark, each in a child process of its own (so each peak memory is its
 /// own), repeated `--runs` times, with the comparison scripts of `tools/bench/` (Yjs under Node; Loro,
 /// pycrdt and `eventsourcing` under Python) in the same runs; prints `BENCHMARKS.md`-ready markdown and
 /// writes it to `--write FILE`. Each figure is the median of the runs; each ratio is taken within one run,
@@ -63,13 +64,14 @@ enum BenchAll {
         let logs = try BenchCommand.temporaryDirectory()
 
         var jobs = [
-            Job(name: "append", executable: nil, args: ["bench", "append", "--count", "\(sizes.append)", "--json"]),
-            Job(name: "sync", executable: nil, args: ["bench", "sync", "--count", "\(sizes.sync)", "--edits", "\(sizes.edits)", "--json"]),
-            Job(name: "projections", executable: nil, args: ["bench", "projections", "--count", "\(sizes.projections)", "--json"]),
-            Job(name: "import", executable: nil, args: ["bench", "import", "--count", "\(sizes.importRows)", "--json"]),
-            Job(name: "settings", executable: nil, args: ["bench", "settings", "--count", "\(sizes.settings)",
+            Job(name: "append", executable: nil, args: ["append", "--count", "\(sizes.append)", "--json"]),
+            Job(name: "sync", executable: nil, args: ["sync", "--count", "\(sizes.sync)", "--json"]),
+            Job(name: "live", executable: nil, args: ["live", "--edits", "\(sizes.edits)", "--json"]),
+            Job(name: "projections", executable: nil, args: ["projections", "--count", "\(sizes.projections)", "--json"]),
+            Job(name: "import", executable: nil, args: ["import", "--count", "\(sizes.importRows)", "--json"]),
+            Job(name: "settings", executable: nil, args: ["settings", "--count", "\(sizes.settings)",
                                                           "--writers", "\(sizes.writers)", "--json"]),
-            Job(name: "events", executable: nil, args: ["bench", "events", "--count", "\(sizes.events)", "--json"]),
+            Job(name: "events", executable: nil, args: ["events", "--count", "\(sizes.events)", "--json"]),
         ]
         var missing: [String: String] = [:]
         if compare {
@@ -111,7 +113,7 @@ enum BenchAll {
             }
         }
         for (name, why) in missing { results.failures[name] = "not run: \(why)" }
-        let command = (["breeze", "bench", "all"] + a.positionals.dropFirst() + a.options.sorted { $0.key < $1.key }
+        let command = (["breeze-bench", "all"] + a.positionals.dropFirst() + a.options.sorted { $0.key < $1.key }
             .map { $0.key == "no-compare" ? "--no-compare" : "--\($0.key) \($0.value)" })
             .joined(separator: " ")
         let markdown = Report(results: results, sizes: sizes, runs: runs, machine: machine, command: command,

@@ -1,8 +1,9 @@
+import BreezeCLI
 import BreezeCore
 import BreezeStore
 @preconcurrency import Glibc
 
-/// `breeze bench events`: the workload of the comparison with the Python `eventsourcing` package
+/// `breeze-bench events`: the workload of the comparison with the Python `eventsourcing` package
 /// (`tools/bench/eventsourcing_events.py`): N events of one user's settings (`source.correct`, key
 /// k<i mod 100>, value v<i>) appended in transactions of B events, then replayed: the whole stream read back,
 /// each event decoded and its hash checked, and folded into the user's state.

@@ -1,4 +1,5 @@
-/// The markdown of `breeze bench all` (what `BENCHMARKS.md` holds): the machine and the command, the
+import BreezeCLI
+/// The markdown of `breeze-bench all` (what `BENCHMARKS.md` holds): the machine and the command, the
 /// Breeze benchmarks, the settings-map comparison with Yjs, Loro and pycrdt, the event-sourcing comparison
 /// with `eventsourcing`, and the goals of issue 8 checked against the figures.
 struct Report {
@@ -70,9 +71,12 @@ struct Report {
             + "\(rate(r.median("sync", "syncEventsPerSecond"))) events/s | local batched append: "
             + "\(rate(r.median("sync", "localAppendEventsPerSecond"))) events/s | \(ratio(r.median("sync", "ratio"))) | "
             + "A \(mib(r.median("sync", "peakRSSMiBNodeA"))), B \(mib(r.median("sync", "peakRSSMiBNodeB"))) |")
-        out.append("| live edit latency across three replicas (`bench sync`) | \(n(sizes.edits)) single edits, x → y → z, three processes | "
-            + "median \(ms(r.median("sync", "latencyMedianMs"))), p99 \(ms(r.median("sync", "latencyP99Ms"))) | | | "
-            + "(nodes as above) |")
+        out.append("| live edit latency across three replicas (`live`) | \(n(sizes.edits)) single edits through the library, x (in process) → y → z (processes) | "
+            + "to z's log: median \(ms(r.median("live", "zLogMedianMs"))), p99 \(ms(r.median("live", "zLogP99Ms"))); "
+            + "to z's observed sheet: median \(ms(r.median("live", "zModelMedianMs"))), p99 \(ms(r.median("live", "zModelP99Ms"))) | "
+            + "the edit's own commit: median \(ms(r.median("live", "commitMedianMs"))), p99 \(ms(r.median("live", "commitP99Ms"))) | | |")
+        out.append("| local commit to the observer's yield (`live`) | the same edits, x's observed sheet | "
+            + "median \(ms(r.median("live", "localYieldMedianMs"))), p99 \(ms(r.median("live", "localYieldP99Ms"))) | | | |")
         out.append("| projection rebuild vs raw scan (`bench projections`) | \(n(sizes.projections)) events (readings of 200 sensors, registrations, edits) | "
             + "\(rate(r.median("projections", "rebuildEventsPerSecond"))) events/s | raw decoded scan of the same log: "
             + "\(rate(r.median("projections", "rawScanEventsPerSecond"))) events/s | \(ratio(r.median("projections", "ratio"))) | "
@@ -89,7 +93,7 @@ struct Report {
         out.append("")
         out.append("Sizes: sync uses the issue's 1,000,000 events by default; the other sizes are `bench all`'s defaults (or its")
         out.append("`--*-count` options), chosen so that everything finishes in a few minutes on 2 cores; the single benchmarks")
-        out.append("(`breeze bench append|sync|import|projections`) default to 1,000,000.")
+        out.append("(`breeze-bench append|sync|import|projections`) default to 1,000,000.")
         out.append("")
     }
 
@@ -219,7 +223,7 @@ struct Report {
 
     private func goals(_ out: inout [String]) {
         let r = results
-        out.append("## Goals (issue 8)")
+        out.append("## Goals (issues 8 and 13)")
         out.append("")
         // Per run: Breeze against the best of the others in that run.
         func best(_ key: String, run: Int, highest: Bool) -> (String, Double)? {
@@ -245,6 +249,12 @@ struct Report {
         out.append("| append at least 10x `eventsourcing` | \(ratio(appendRatio))x | \(met(appendRatio, 10)) |")
         out.append("| replay at least 10x `eventsourcing` | \(ratio(replayRatio))x | \(met(replayRatio, 10)) |")
         out.append("")
+        out.append("| goal (issue 13) | measured (median of per-run p99s) | met |")
+        out.append("|---|---|---|")
+        let chain = r.median("live", "zModelP99Ms"), local = r.median("live", "localYieldP99Ms")
+        out.append("| live edit across three replicas, p99 at most 5 ms | edit to z's observed sheet: \(ms(chain)) (to z's log: \(ms(r.median("live", "zLogP99Ms")))) | \(atMost(chain, 5)) |")
+        out.append("| local commit to observer yield, p99 at most 2 ms | \(ms(local)) | \(atMost(local, 2)) |")
+        out.append("")
         var causes: [String] = []
         if let b = bytes, b < 1 {
             causes.append("- Bytes per update: a live frame of one packed event carries 9 bytes of framing (4-byte length, type, 4-byte")
@@ -267,6 +277,11 @@ struct Report {
             out += causes
         }
         out.append("")
+    }
+
+    private func atMost(_ v: Double?, _ goal: Double) -> String {
+        guard let v else { return "not measured" }
+        return v <= goal ? "yes" : "**no**"
     }
 
     private func met(_ v: Double?, _ goal: Double) -> String {

@@ -1,9 +1,8 @@
-import BreezeCore
-import BreezeImport
-import BreezeStore
+import BreezeCLI
+import Breeze
 @preconcurrency import Glibc
 
-/// `breeze bench import`: import throughput (parse, de-duplicate by natural key, store) for a synthetic
+/// `breeze-bench import`: import throughput (parse, de-duplicate by natural key, store) for a synthetic
 /// PurpleAir CSV of N rows and, when the folder is found, the real Troy NY batches (29 overlapping files).
 enum ImportBench {
     static let defaultTroy = "Tests/BreezeImportTests/Fixtures/purpleair/ajl_troy_ny_10min_batches"
@@ -13,9 +12,8 @@ enum ImportBench {
         let troy = a.options["troy"] ?? defaultTroy
         let dir = try BenchCommand.temporaryDirectory()
         defer { _ = system("rm -rf '\(dir)'") }
-        var o = EventLog.Options()
-        o.durability = ctx.durability
-        let quiet = BufferConsole()
+        var o = Replica.Options()
+        o.durability = ctx.durability == .full ? .full : .normal
         var lines: [(String, Int, Double)] = []
         do {
             // Synthetic: N rows of 200 sensors every 2 minutes, all nine PurpleAir columns.
@@ -32,17 +30,16 @@ enum ImportBench {
             }
             fputs(buffer, f)
             fclose(f)
-            let log = try EventLog.create(at: dir + "/bench.db", options: o)
-            defer { log.close() }
-            let qctx = Context(dbPath: dir + "/bench.db", user: "me", json: false, durability: ctx.durability, console: quiet)
+            let replica = try Replica(path: dir + "/bench.db", options: o)
+            defer { replica.close() }
             var t0 = monotonicSeconds()
-            let r = try ImportCommand.importFile(csv, PurpleAirCSVImporter.self, ImportOptions(), log, qctx)
+            let r = try replica.importFile(csv, format: PurpleAirCSVImporter.format)
             lines.append(("synthetic PurpleAir CSV", r.rowsRead, monotonicSeconds() - t0))
             if access(troy, F_OK) == 0 {
                 let files = try listCSV(troy)
                 var rows = 0
                 t0 = monotonicSeconds()
-                for file in files { rows += try ImportCommand.importFile(file, PurpleAirCSVImporter.self, ImportOptions(), log, qctx).rowsRead }
+                for file in files { rows += try replica.importFile(file, format: PurpleAirCSVImporter.format).rowsRead }
                 lines.append(("Troy NY batches (\(files.count) files)", rows, monotonicSeconds() - t0))
             }
         } catch let e as CLIError { throw e } catch { throw .failure("bench import: \(error)") }

@@ -1,15 +1,15 @@
+import BreezeCLI
 import BreezeCore
 import BreezeCrypto
 import BreezeStore
 @preconcurrency import Glibc
 
-/// `breeze bench sync`: catch-up throughput between two node processes over loopback, against this build's
-/// local batched append rate measured in the same run, the peak memory of both processes, and the latency
-/// of single live edits across a chain of three nodes.
+/// `breeze-bench sync`: catch-up throughput between two node processes over loopback, against this build's
+/// local batched append rate measured in the same run, and the peak memory of both processes (the latency of
+/// live edits is `breeze-bench live`).
 enum SyncBench {
     static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
         let count = try BenchCommand.positive(a.options["count"], "--count", default: 1_000_000)
-        let edits = try BenchCommand.positive(a.options["edits"], "--edits", default: 1000)
         let dir: String
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
         defer { if a.options["dir"] == nil { _ = system("rm -rf '\(dir)'") } }
@@ -42,11 +42,11 @@ enum SyncBench {
         } catch { throw .failure("bench sync: \(error)") }
 
         // 2. Catch-up: B (empty, another process) dials A.
-        let nodeA = try Subprocess(args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret,
+        let nodeA = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret,
                                           "--durability", ctx.durability.rawValue], stderrPath: dir + "/a.log")
         let addressA = listenAddress(nodeA)
         let t0 = monotonicSeconds()
-        let nodeB = try Subprocess(args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
+        let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
                                           "--secret-file", secret, "--durability", ctx.durability.rawValue],
                                    stderrPath: dir + "/b.log")
         _ = listenAddress(nodeB)
@@ -65,39 +65,7 @@ enum SyncBench {
         nodeA.stop()
         nodeB.stop()
 
-        // 3. Live edits across a chain x - y - z of fresh nodes.
-        var latencies: [Double] = []
-        do {
-            for n in ["x", "y", "z"] { try EventLog.create(at: dir + "/\(n).db", options: o).close() }
-            let x = try Subprocess(args: ["node", "--db", dir + "/x.db", "--listen", "127.0.0.1:0", "--secret-file", secret],
-                                   stderrPath: dir + "/x.log")
-            let ax = listenAddress(x)
-            let y = try Subprocess(args: ["node", "--db", dir + "/y.db", "--listen", "127.0.0.1:0", "--peer", ax,
-                                          "--secret-file", secret], stderrPath: dir + "/y.log")
-            let ay = listenAddress(y)
-            let z = try Subprocess(args: ["node", "--db", dir + "/z.db", "--listen", "127.0.0.1:0", "--peer", ay,
-                                          "--secret-file", secret], stderrPath: dir + "/z.log")
-            _ = listenAddress(z)
-            defer { x.stop(); y.stop(); z.stop() }
-            let writer = try EventLog.open(at: dir + "/x.db", options: o)
-            let watcher = try EventLog.open(at: dir + "/z.db")
-            defer { writer.close(); watcher.close() }
-            let stream = StreamID.user("bench")
-            for i in 0..<edits {
-                let start = monotonicSeconds()
-                let e = try writer.append(.favouriteAdd(sensor: "s\(i % 50)"), to: stream)
-                while !((try? watcher.versionVector(of: stream).contains(e.id)) ?? false) {
-                    usleep(200)
-                    if monotonicSeconds() - start > 30 { throw CLIError.failure("bench sync: edit \(i) did not reach z in 30 s") }
-                }
-                latencies.append((monotonicSeconds() - start) * 1000)
-                if i % 50 == 0 { progress("live edits: \(i)/\(edits)") }
-            }
-        } catch let e as CLIError { throw e } catch { throw .failure("bench sync: \(error)") }
         if ctx.console.isTerminal { ctx.console.progress("") }
-        latencies.sort()
-        let median = latencies[latencies.count / 2]
-        let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
         let syncRate = Double(count) / syncSeconds
         if ctx.json {
             ctx.console.out(JSONValue.object([
@@ -106,8 +74,6 @@ enum SyncBench {
                 ("localAppendEventsPerSecond", .double(appendRate.rounded())),
                 ("ratio", .double((syncRate / appendRate * 1000).rounded() / 1000)),
                 ("peakRSSMiBNodeA", .double(memA)), ("peakRSSMiBNodeB", .double(memB)),
-                ("liveEdits", .int(Int64(edits))), ("latencyMedianMs", .double((median * 100).rounded() / 100)),
-                ("latencyP99Ms", .double((p99 * 100).rounded() / 100)),
             ]).text)
         } else {
             let c = ctx.console
@@ -116,7 +82,6 @@ enum SyncBench {
             c.out("  local batched append         \(BenchCommand.fmt(appendRate)) events/s (same build, same run)")
             c.out("  ratio sync/append            \(BenchCommand.fmt2(syncRate / appendRate))  (goal >= 0.5)")
             c.out("  peak resident memory         A \(BenchCommand.fmt2(memA)) MiB, B \(BenchCommand.fmt2(memB)) MiB  (goal <= 150 each)")
-            c.out("  live edit x -> y -> z        median \(BenchCommand.fmt2(median)) ms, p99 \(BenchCommand.fmt2(p99)) ms over \(edits) edits")
         }
     }
 

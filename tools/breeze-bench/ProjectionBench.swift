@@ -1,9 +1,9 @@
-import BreezeCore
-import BreezeProjections
+import BreezeCLI
+import Breeze
 import BreezeStore
 @preconcurrency import Glibc
 
-/// `breeze bench projections`: rebuilds the facts projection from N events (readings of 200 sensors, their
+/// `breeze-bench projections`: rebuilds the facts projection from N events (readings of 200 sensors, their
 /// registrations and user edits) and compares with a raw decoded scan of the same log in the same run; then
 /// times one new reading reaching the read models it affects (projection catch-up plus the screens built).
 enum ProjectionBench {
@@ -42,8 +42,11 @@ enum ProjectionBench {
                 if ctx.console.isTerminal { ctx.console.progress("rebuilding: \(n)/\(count) events") }
             }
             let rebuildSeconds = monotonicSeconds() - t0
-            // One new reading, then the screens that show it.
-            let world = LogWorld(log: log)
+            // One new reading, then the screens that show it (through the library, as the app computes them).
+            var ro = Replica.Options()
+            ro.durability = ctx.durability == .full ? .full : .normal
+            let replica = try Replica(path: dir + "/p.db", options: ro)
+            defer { replica.close() }
             let now = Int64(1_698_000_000 + (count / 200) * 120 + 3600)
             var p = ScreenParameters(user: "me", now: now)
             p.sensor = "purpleair:100000"
@@ -54,10 +57,10 @@ enum ProjectionBench {
                 t0 = monotonicSeconds()
                 try log.append(.reading(Reading(source: "purpleair", sensor: "100000", time: now - 60 + Int64(i),
                                                 values: [Measurement("pm25_cf1_a", 10), Measurement("pm25_cf1_b", 11)])), to: .public)
-                try log.catchUpProjection()
+                try replica.updateProjection()
                 for screen in Screens.all {
                     let s0 = monotonicSeconds()
-                    _ = try? ScreenCommand.output(screen, world, p, json: true)
+                    _ = try? build(screen, replica, p)
                     perScreen[screen.name, default: []].append((monotonicSeconds() - s0) * 1000)
                 }
                 latencies.append((monotonicSeconds() - t0) * 1000)
@@ -83,5 +86,10 @@ enum ProjectionBench {
                 c.out("  peak resident memory              \(BenchCommand.fmt2(peakResidentMiB())) MiB")
             }
         } catch let e as CLIError { throw e } catch { throw .failure("bench projections: \(error)") }
+    }
+
+    /// A screen's model as JSON, as the app would fetch and encode it.
+    static func build<S: Screen>(_ screen: S.Type, _ replica: Replica, _ p: ScreenParameters) throws -> String {
+        try Screens.json(try replica.screen(screen, p))
     }
 }

@@ -1,0 +1,166 @@
+import BreezeStore
+@preconcurrency import Glibc
+
+/// Importing real data files (PurpleAir, sensor registries, AirNow, AQS, OpenAQ, Google Pollen, daily
+/// temperatures, glucose monitors: `Importers.all`).
+extension Replica {
+    /// What one import did.
+    public struct ImportSummary: Sendable, Equatable {
+        /// The file (or the name given to `importData`).
+        public var file: String
+        /// The format it was read as.
+        public var format: String
+        /// Data rows (or JSON elements) read.
+        public var rowsRead = 0
+        /// Events the importer produced (rows kept).
+        public var records = 0
+        /// Events stored (a reading keeps only its quantities not already held).
+        public var storedEvents = 0
+        /// Facts stored, and facts already held (not stored again).
+        public var storedFacts = 0, duplicateFacts = 0
+        /// The rows skipped, each with its line and reason.
+        public var skipped: [ImportIssue] = []
+    }
+
+    /// Where a long import is.
+    public enum ImportProgress: Sendable, Equatable {
+        /// Bringing the de-duplication index up to date with facts that arrived by sync (events so far).
+        case indexing(events: Int)
+        /// Parsing a large file once before anything of it is stored (so a bad file is refused whole).
+        case checking(file: String, percent: Int)
+        /// Storing (percent of the file's bytes, rows read so far).
+        case storing(file: String, percent: Int, rows: Int)
+    }
+
+    /// The formats `importFile` reads, with a line each.
+    public static var importFormats: [(format: String, summary: String)] {
+        Importers.all.map { ($0.format, $0.summary) }
+    }
+
+    /// Imports a file: parses it completely (gunzipped first if it is gzip) before anything from it is
+    /// stored, then stores each fact once, however often the file or overlapping ones are imported (facts are
+    /// de-duplicated by natural key against everything held, synced facts included). Observers and peers
+    /// hear of each batch of 10,000 facts as it commits; other calls of this replica may run between batches.
+    ///
+    /// ```swift
+    /// let summary = try replica.importFile("sensors.csv", format: "sensors-csv")
+    /// print(summary.storedFacts, summary.skipped.count)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - options: what the file does not say itself (a sensor id, a location, a unit, a station).
+    ///   - user: whose health stream biomarker readings go to (default `self.options.user`; it replaces
+    ///     `options.user`).
+    /// - Throws: `BreezeError.importRefused` when the file cannot be read or is not in `format` (nothing from
+    ///   it is stored), `.invalidArgument` for an unknown format; a store error when storing fails (facts of
+    ///   earlier batches of the file may be stored: importing again stores only what is missing).
+    public func importFile(_ path: String, format: String, options: ImportOptions = ImportOptions(), user: String? = nil,
+                           progress: (ImportProgress) -> Void = { _ in }) throws(BreezeError) -> ImportSummary {
+        let bytes: [UInt8]
+        do { bytes = try Replica.readFile(path) } catch { throw BreezeError(.importRefused, error.description, underlying: error) }
+        return try importData(bytes, name: path, format: format, options: options, user: user, progress: progress)
+    }
+
+    /// Imports the bytes of a file (as `importFile` does), for data an app downloaded; `name` is how issues
+    /// and errors name it.
+    public func importData(_ data: [UInt8], name: String, format: String, options: ImportOptions = ImportOptions(),
+                           user: String? = nil, progress: (ImportProgress) -> Void = { _ in }) throws(BreezeError) -> ImportSummary {
+        guard let importer = Importers.named(format) else {
+            throw BreezeError(.invalidArgument, "unknown format '\(format)'; formats: \(Importers.all.map { $0.format }.joined(separator: ", "))")
+        }
+        var options = options
+        options.user = try resolve(user)
+        if let s = options.sensor { _ = try Validation.sensor(s) }
+        let bytes: [UInt8]
+        do { bytes = try Gzip.maybeInflate(data, file: name) } catch { throw BreezeError(.importRefused, error.description, underlying: error) }
+        try withLog { log in try log.indexFacts { n in if n > 0 { progress(.indexing(events: n)) } } }
+        var summary = ImportSummary(file: name, format: format)
+        // Large CSV files of formats whose rows stand alone are parsed and stored in pieces, so memory stays
+        // bounded. Every piece is parsed once before anything is stored (a file that fails anywhere is
+        // refused whole), then again to store it. Formats that group rows (monitor files), files with one
+        // location for the whole file, and JSON are parsed in one piece.
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
+        let isJSON = first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        let splittable = !isJSON && options.at == nil && Replica.rowLocalFormats.contains(importer.format)
+        let chunks = splittable ? CSVChunks.split(bytes, targetBytes: Replica.importChunkBytes)
+                                : [CSVChunks.Chunk(bytes: bytes, lineOffset: 0)]
+        if chunks.count > 1 {
+            for (n, chunk) in chunks.enumerated() {
+                do { _ = try importer.parse(chunk.bytes, file: name, options: options) } catch {
+                    throw BreezeError(.importRefused, "\(error.description) (in the part of the file from line \(chunk.lineOffset + 2))",
+                                      underlying: error)
+                }
+                progress(.checking(file: name, percent: (n + 1) * 100 / chunks.count))
+            }
+        }
+        var processed = 0
+        for chunk in chunks {
+            var parsed: ParseResult
+            do { parsed = try importer.parse(chunk.bytes, file: name, options: options) } catch {
+                throw BreezeError(.importRefused, error.description, underlying: error)
+            }
+            if chunk.lineOffset > 0 {
+                for i in parsed.issues.indices { parsed.issues[i].line += chunk.lineOffset }
+                for i in parsed.records.indices { parsed.records[i].line += chunk.lineOffset }
+            }
+            summary.rowsRead += parsed.rowsRead
+            summary.skipped += parsed.issues
+            // An event too large for the log is a row problem, reported with its line.
+            var scratch = ByteWriter(capacity: 1024)   // reused: measuring a row allocates nothing
+            let fits = parsed.records.filter { rec in
+                scratch.removeAll()
+                _ = rec.body.encodePayload(into: &scratch)
+                let size = scratch.bytes.count
+                if size > Event.maxEncodedSize - 4096 {
+                    summary.skipped.append(ImportIssue(file: name, line: rec.line, reason: "row too large to store (\(size) bytes)"))
+                    return false
+                }
+                return true
+            }
+            summary.records += fits.count
+            var done = 0
+            while done < fits.count {
+                let slice = fits[done..<min(done + 10_000, fits.count)]
+                let f: EventLog.FactAppendReport
+                do { f = try withLog { log in try log.appendFacts(slice.map { ($0.stream, $0.body) }) } } catch {
+                    throw BreezeError(error.code, "\(name): storing failed: \(error.description) (facts of earlier batches of this file may be stored; importing again stores only what is missing)",
+                                      underlying: error)
+                }
+                if f.storedEvents > 0 { committed() }
+                summary.storedEvents += f.storedEvents
+                summary.storedFacts += f.storedFacts
+                summary.duplicateFacts += f.duplicateFacts
+                done += slice.count
+            }
+            processed += chunk.bytes.count
+            progress(.storing(file: name, percent: min(100, processed * 100 / max(1, bytes.count)), rows: summary.rowsRead))
+        }
+        return summary
+    }
+
+    /// Size of the pieces a large CSV file is parsed in.
+    static let importChunkBytes = 8 << 20
+    /// Formats whose rows are independent of each other (so a file can be cut between any two rows).
+    static let rowLocalFormats: Set<String> = ["purpleair-csv", "sensors-csv", "airdata-daily", "glucose-csv", "daily-temperature"]
+
+    /// Reads a whole file, as `importFile` does.
+    ///
+    /// - Throws: `ImportError` naming the file and why it could not be read.
+    public static func readFile(_ path: String) throws(ImportError) -> [UInt8] {
+        guard let f = fopen(path, "rb") else { throw ImportError(file: path, "cannot read (\(String(cString: strerror(errno))))") }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = fread(&buf, 1, buf.count, f)
+            if n > 0 { out.append(contentsOf: buf[0..<n]) }
+            if n < buf.count {
+                if ferror(f) != 0 { throw ImportError(file: path, "read error") }
+                break
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,75 @@
+import BreezeNet
+import BreezeSync
+import BreezeStore
+
+/// Sync in the app's process: a node on its own libuv thread, with its own connection to the database.
+extension Replica {
+    /// Starts a sync node for this replica: it accepts peers on `options.listen` (if given) and dials
+    /// `options.peers`, catches up with each and then pushes every new event live. A local write through this
+    /// replica reaches connected peers at once (the node is woken, not polled); events from peers reach this
+    /// replica's observers as soon as they are committed. Returns once the node listens.
+    ///
+    /// ```swift
+    /// let secret = try SyncOptions.readSecret(file: "ana.key")
+    /// try replica.startSync(SyncOptions(secret: secret, user: "ana", peers: ["203.0.113.7:7000"]))
+    /// ```
+    ///
+    /// - Throws: `BreezeError.sync` when a node is already running, or when it cannot start (an address in use
+    ///   or malformed); `.invalidArgument` for a malformed user.
+    @discardableResult
+    public func startSync(_ options: SyncOptions) throws(BreezeError) -> SyncStatus {
+        var scope = Scope.cluster
+        if let u = options.user {
+            try Validation.user(u, what: "SyncOptions.user")
+            scope = .user(u)
+        }
+        guard options.listen != nil || !options.peers.isEmpty else {
+            throw BreezeError(.invalidArgument, "sync needs an address to listen on, peers to dial, or both")
+        }
+        var config = NodeConfig(dbPath: path, listen: options.listen, scope: scope, secret: options.secret)
+        config.peers = options.peers
+        config.durability = self.options.durability == .full ? .full : .normal
+        if let clock = self.options.wallClock { config.wallClock = clock }
+        if let log = options.log { config.log = log }
+        config.handleSignals = options.stopOnSignals
+        let observers = self.observers, hub = syncStatus
+        config.onCommit = { _ in observers.notify() }
+        config.onStatus = { hub.update(SyncStatus($0)) }
+        try lock.withLock { () throws(BreezeError) in
+            guard node == nil else { throw BreezeError(.sync, "\(path): sync is already running; stop it first") }
+            do { node = try NodeHandle.start(config) } catch {
+                throw BreezeError(.sync, "\(path): sync could not start: \(error)", underlying: SendableDescription("\(error)"))
+            }
+        }
+        return hub.status
+    }
+
+    /// Stops the sync node: what has arrived is committed and acknowledged, peers are told, sockets closed.
+    /// Returns once the node has stopped. Does nothing when no node runs.
+    public func stopSync() {
+        guard let n = lock.withLock({ () -> NodeHandle? in defer { node = nil }; return node }) else { return }
+        n.stop()
+        n.wait()
+    }
+
+    /// Blocks until the sync node stops (by `stopSync()` from another thread, or a signal with
+    /// `SyncOptions.stopOnSignals`); returns at once when none runs.
+    public func waitForSync() {
+        guard let n = lock.withLock({ node }) else { return }
+        n.wait()
+        lock.withLock { if node === n { node = nil } }
+    }
+
+    /// The sync node's status now (`SyncStatus.stopped` when none runs).
+    public var currentSyncStatus: SyncStatus { syncStatus.status }
+
+    /// The sync status, observed: the current value at once, then every change (peers connecting and
+    /// disconnecting, lag moving, the node stopping).
+    public func observeSyncStatus() -> Observation<SyncStatus> {
+        let hub = syncStatus
+        return Observation { sink in
+            let id = hub.add(sink)
+            return { hub.remove(id) }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import BreezeStore
+import BreezeNet
+
+/// What the in-process sync node knows: whether it runs, where it listens, and each peer with how far apart
+/// the two replicas are, per stream (`Replica.syncStatus`, `Replica.observeSyncStatus()`).
+public struct SyncStatus: Equatable, Sendable {
+    /// True while the node runs.
+    public var running: Bool
+    /// The address it accepts peers on (with the real port when port 0 was asked), or nil.
+    public var listenAddress: String?
+    /// Every authenticated inbound peer and every configured outbound one, connected or not.
+    public var peers: [Peer]
+
+    /// Not running, no peers.
+    public static let stopped = SyncStatus(running: false, listenAddress: nil, peers: [])
+
+    /// The peers with a session up now.
+    public var connectedPeers: [Peer] { peers.filter(\.connected) }
+
+    /// One peer.
+    public struct Peer: Equatable, Sendable {
+        /// `host:port` as configured, or as seen for an inbound peer.
+        public var address: String
+        /// True when this node dials it (a configured peer), false for one that dialled in.
+        public var isOutbound: Bool
+        /// Whether a session is up now.
+        public var connected: Bool
+        /// The peer's replica id, once authenticated.
+        public var replica: String?
+        /// The session's scope (`cluster` or `user:<id>`).
+        public var scope: String?
+        /// Last message from it, milliseconds since 1970.
+        public var lastContactMillis: UInt64?
+        /// Events sent to and received from it in the current session.
+        public var sent: Int, received: Int
+        /// The last error or state change, for a person.
+        public var note: String?
+        /// Per stream: how many events one side holds that the other lacks, as last known (the peer's
+        /// vectors are those it sent, advanced by everything exchanged since).
+        public var lag: [StreamID: Lag]
+    }
+
+    /// How far apart two replicas are on one stream.
+    public struct Lag: Equatable, Sendable {
+        /// Events this replica holds that the peer lacks.
+        public var peerLacks: UInt64
+        /// Events the peer holds that this replica lacks.
+        public var weLack: UInt64
+
+        /// A lag of `peerLacks` and `weLack` events.
+        public init(peerLacks: UInt64, weLack: UInt64) {
+            self.peerLacks = peerLacks
+            self.weLack = weLack
+        }
+    }
+
+    init(_ s: NodeStatus) {
+        running = s.running
+        listenAddress = s.listenAddress
+        peers = s.peers.map { p in
+            var lag: [StreamID: Lag] = [:]
+            for stream in Set(s.localVectors.keys).union(p.vectors.keys) {
+                let mine = s.localVectors[stream] ?? VersionVector(), theirs = p.vectors[stream] ?? VersionVector()
+                let l = Lag(peerLacks: theirs.missing(from: mine), weLack: mine.missing(from: theirs))
+                if p.vectors[stream] != nil || l.peerLacks > 0 { lag[stream] = l }
+            }
+            return Peer(address: p.address, isOutbound: p.direction == "outbound", connected: p.connected,
+                        replica: p.replica, scope: p.scope, lastContactMillis: p.lastContactMillis, sent: p.sent,
+                        received: p.received, note: p.note, lag: lag)
+        }.sorted { ($0.address, $0.isOutbound ? 0 : 1) < ($1.address, $1.isOutbound ? 0 : 1) }
+    }
+
+    init(running: Bool, listenAddress: String?, peers: [Peer]) {
+        self.running = running
+        self.listenAddress = listenAddress
+        self.peers = peers
+    }
+}
+
+/// The latest `SyncStatus` and the sinks observing it (fed by the node's status callback).
+///
+/// `@unchecked Sendable`: `current` and `sinks` are guarded by `lock`; sinks are called outside it.
+final class StatusHub: @unchecked Sendable {
+    private let lock = Lock()
+    private var current = SyncStatus.stopped
+    private var sinks: [UInt64: WeakSink] = [:]
+    private var nextID: UInt64 = 1
+
+    private struct WeakSink { weak var sink: (any ObservationSink<SyncStatus>)? }
+
+    var status: SyncStatus { lock.withLock { current } }
+
+    func update(_ status: SyncStatus) {
+        let targets: [any ObservationSink<SyncStatus>] = lock.withLock {
+            guard status != current else { return [] }
+            current = status
+            sinks = sinks.filter { $0.value.sink.map { !$0.isCancelled } ?? false }
+            return sinks.values.compactMap(\.sink)
+        }
+        for t in targets { t.send(status) }
+    }
+
+    func add(_ sink: any ObservationSink<SyncStatus>) -> UInt64 {
+        let (id, now): (UInt64, SyncStatus) = lock.withLock {
+            defer { nextID += 1 }
+            sinks[nextID] = WeakSink(sink: sink)
+            return (nextID, current)
+        }
+        sink.send(now)
+        return id
+    }
+
+    func remove(_ id: UInt64) { _ = lock.withLock { sinks.removeValue(forKey: id) } }
+}

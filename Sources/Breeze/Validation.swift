@@ -1,0 +1,53 @@
+/// The rules every edit follows, in one place (the CLI and the app both go through `Replica`).
+enum Validation {
+    /// User ids: 1-64 characters of `A-Z a-z 0-9 . _ -` (`Protocol/encoding.md` section 3).
+    static func user(_ id: String, what: String) throws(BreezeError) {
+        do { try StreamID.validateUserID(id) } catch {
+            throw BreezeError(.invalidArgument, "\(what) '\(id)': \(error.description)", underlying: error)
+        }
+    }
+
+    /// Sensor ids: 1-128 characters without spaces or control characters (as `[SOURCE:]ID`).
+    static func sensor(_ s: String) throws(BreezeError) -> String {
+        guard !s.isEmpty, s.utf8.count <= 128, !s.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f })
+        else { throw BreezeError(.invalidArgument, "sensor '\(s)': must be 1-128 characters without spaces or control characters") }
+        return s
+    }
+
+    /// A source of `DataSource.catalog`.
+    static func source(_ id: String) throws(BreezeError) -> DataSource {
+        guard let s = DataSource.named(id) else {
+            throw BreezeError(.invalidArgument, "source '\(id)' is unknown; known sources: \(DataSource.catalog.map(\.id).joined(separator: ", "))")
+        }
+        return s
+    }
+
+    /// A correction the source offers.
+    static func correction(_ c: String, of s: DataSource) throws(BreezeError) {
+        guard s.corrections.contains(c) else {
+            throw BreezeError(.invalidArgument, "correction '\(c)' is not available for \(s.id); choose one of \(s.corrections.joined(separator: ", "))")
+        }
+    }
+}
+
+extension Validation {
+    /// A short text: 1-128 characters, no control characters.
+    static func text(_ s: String, what: String) throws(BreezeError) {
+        guard !s.isEmpty, s.utf8.count <= 128, !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw BreezeError(.invalidArgument, "\(what) '\(s)': must be 1-128 characters without control characters")
+        }
+    }
+}
+
+extension Replica {
+    /// Checks a sensor id by the rule every edit applies (1-128 characters, no spaces or control characters)
+    /// and returns it.
+    ///
+    /// - Throws: `BreezeError.invalidArgument` naming the id.
+    public static func validateSensor(_ id: String) throws(BreezeError) -> String { try Validation.sensor(id) }
+
+    /// The source of `DataSource.catalog` with this id.
+    ///
+    /// - Throws: `BreezeError.invalidArgument` listing the known sources.
+    public static func knownSource(_ id: String) throws(BreezeError) -> DataSource { try Validation.source(id) }
+}

@@ -1,0 +1,178 @@
+public import BreezeCore
+
+/// Remote ingest: events from peers and files, idempotent, never overwriting, gaps refused.
+extension EventLog {
+    // MARK: Remote ingest
+
+    /// What happened to a batch of remote events.
+    public struct IngestReport: Equatable, Sendable {
+        /// Newly stored.
+        public var inserted = 0
+        /// Already held with the same hash: nothing done.
+        public var duplicates = 0
+        /// Same id, different hash: refused and recorded in `conflicts`.
+        public var conflicts = 0
+        /// Would leave a gap in the origin's counters (an earlier event is missing): refused.
+        public var gaps = 0
+        /// A known type in a stream it does not belong to: stored with flag 2 (relayed, never reduced).
+        public var invalid = 0
+        /// Stored, but with a timestamp beyond the clock-skew bound (flagged).
+        public var skewed = 0
+        /// The events stored, in order.
+        public var stored: [Event] = []
+        public init() {}
+        public static func == (a: IngestReport, b: IngestReport) -> Bool {
+            (a.inserted, a.duplicates, a.conflicts, a.gaps, a.invalid, a.skewed)
+                == (b.inserted, b.duplicates, b.conflicts, b.gaps, b.invalid, b.skewed)
+        }
+    }
+
+    /// Stores events received from a peer or a file, in one transaction. Idempotent; never overwrites.
+    ///
+    /// - Parameter source: who sent them (a peer address, a file name), recorded with any conflict.
+    public func ingest(_ events: [Event], source: String? = nil) throws(StoreError) -> IngestReport {
+        try ingest(groups: [events], source: source)[0]
+    }
+
+    /// Stores several groups of remote events (for example one batch per peer) in one transaction, a group
+    /// commit, and reports on each group separately. All or nothing: if the transaction fails, no group
+    /// is stored.
+    public func ingest(groups: [[Event]], source: String? = nil) throws(StoreError) -> [IngestReport] {
+        do {
+            return try db.writeTransaction { () throws -> [IngestReport] in
+                var reports: [IngestReport] = []
+                var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
+                var heads: [HeadKey: Head] = [:]
+                var keys: [StreamID: Int64] = [:]
+                let insert = try EventInserter(db: db)
+                let wall = options.wallClock()
+                // The (stream, origin) of the previous event and what is known of it: a batch is mostly runs
+                // of one origin's consecutive events, which then cost no dictionary lookup.
+                var slot: HeadKey?
+                var head = Head(key: 0, counter: 0, dirty: false)
+                var lastType: String?, lastTypeFits = true   // the type last checked, in this slot
+                for events in groups {
+                    var report = IngestReport()
+                    report.stored.reserveCapacity(events.count)
+                    for e in events {
+                        if slot?.stream != e.stream || slot?.origin != e.id.origin {
+                            if let s = slot { heads[s] = head }
+                            let k = HeadKey(stream: e.stream, origin: e.id.origin)
+                            if let h = heads[k] { head = h } else {
+                                let key: Int64
+                                if let known = keys[e.stream] { key = known } else {
+                                    key = try streamKey(e.stream, create: true)!
+                                    keys[e.stream] = key
+                                }
+                                head = Head(key: key, counter: try self.head(stream: key, origin: e.id.origin), dirty: false)
+                            }
+                            slot = k
+                            lastType = nil
+                        }
+                        if e.id.counter <= head.counter {
+                            try insert.flush()   // the stored copy may still be queued
+                            let stored = try storedHash(stream: head.key, id: e.id)
+                            if stored == e.hash {
+                                report.duplicates += 1
+                            } else {
+                                report.conflicts += 1
+                                try recordConflict(e, storedHash: stored ?? [], source: source, wall: wall)
+                            }
+                            continue
+                        }
+                        guard e.id.counter == head.counter + 1 else {
+                            report.gaps += 1
+                            continue
+                        }
+                        // A known type in the wrong kind of stream (possible only through a build that did not
+                        // know the type) is stored flagged, so the origin's counters stay contiguous; the
+                        // reducers read streams of their own kind and never see it.
+                        if e.type != lastType {
+                            lastType = e.type
+                            lastTypeFits = EventBody.type(e.type, belongsIn: e.stream)
+                        }
+                        let misplaced = !lastTypeFits
+                        let skewed = clock.observe(e.hlc, wallMillis: wall)
+                        if skewed {
+                            report.skewed += 1
+                            try raiseAheadFloor(e.stream, to: e.hlc)
+                        }
+                        if misplaced { report.invalid += 1 }
+                        try insert.add(e, stream: head.key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
+                        head.counter = e.id.counter
+                        head.dirty = true
+                        report.inserted += 1
+                        report.stored.append(e)
+                    }
+                    reports.append(report)
+                }
+                if let s = slot { heads[s] = head }
+                try insert.flush()
+                for (k, h) in heads where h.dirty {
+                    try setHead(stream: h.key, origin: k.origin, counter: h.counter)
+                }
+                try writeClock(clock.last)
+                return reports
+            }
+        } catch {
+            streamIDs.removeAll()
+            throw StoreError.from(error, path: path)
+        }
+    }
+
+    /// What `ingest` knows of one (stream, origin): the stream's row id and the highest counter held.
+    private struct Head {
+        var key: Int64
+        var counter: UInt64
+        /// True once an event was stored in this transaction (the `heads` row must be written).
+        var dirty: Bool
+    }
+
+    private struct HeadKey: Hashable { let stream: StreamID; let origin: Origin }
+
+    private func storedHash(stream: Int64, id: EventID) throws -> [UInt8]? {
+        let q = try db.cached("SELECT data FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter = ?")
+        try q.bind(1, stream)
+        try q.bind(2, Int64(bitPattern: id.origin.replica.rawValue))
+        try q.bind(3, Int64(id.origin.epoch))
+        try q.bind(4, Int64(bitPattern: id.counter))
+        return try q.first { Array($0.blob(0).suffix(Event.hashLength)) }
+    }
+
+    private func recordConflict(_ e: Event, storedHash: [UInt8], source: String?, wall: UInt64) throws {
+        let s = try db.cached("""
+            INSERT INTO conflicts(stream, event_id, stored_hash, offered, source, received_ms)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        try s.bind(1, e.stream.description)
+        try s.bind(2, e.id.description)
+        try s.bind(3, storedHash)
+        try s.bind(4, e.encoded)
+        if let source { try s.bind(5, source) } else { try s.bindNull(5) }
+        try s.bind(6, Int64(bitPattern: wall))
+        try s.run()
+    }
+
+    /// A refused event: same id as a stored one, different content.
+    public struct Conflict: Sendable {
+        public let stream: String
+        public let eventID: String
+        public let storedHash: [UInt8]
+        public let offered: [UInt8]
+        public let source: String?
+        public let receivedMillis: UInt64
+    }
+
+    /// Every conflict recorded, oldest first.
+    public func conflicts() throws(StoreError) -> [Conflict] {
+        do {
+            let q = try db.cached("SELECT stream, event_id, stored_hash, offered, source, received_ms FROM conflicts ORDER BY id")
+            var out: [Conflict] = []
+            while try q.step() {
+                out.append(Conflict(stream: q.text(0), eventID: q.text(1), storedHash: q.blob(2), offered: q.blob(3),
+                                    source: q.isNull(4) ? nil : q.text(4), receivedMillis: UInt64(bitPattern: q.int(5))))
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+}

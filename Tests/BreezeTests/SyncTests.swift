@@ -1,0 +1,58 @@
+import Testing
+import Breeze
+import BreezeTestSupport
+@preconcurrency import Glibc
+
+/// Sync in the app's process: a `Replica`'s node and a `breeze node` process on 127.0.0.1, edits both ways,
+/// observed status.
+struct SyncTests {
+    @Test func editsCrossBetweenAnInProcessNodeAndANodeProcessBothWays() async throws {
+        let dir = TempDir()
+        let secret = secretFile(in: dir)
+        let a = try Replica(path: dir.file("a.db"))
+        defer { a.close() }
+        #expect(runBreeze(["--db", dir.file("b.db"), "init"]).code == 0)
+        let status = Collected(a.observeSyncStatus())
+        let started = try a.startSync(SyncOptions(secret: try SyncOptions.readSecret(file: secret), listen: "127.0.0.1:0"))
+        guard let address = started.listenAddress else { Issue.record("not listening"); return }
+        #expect(address.hasPrefix("127.0.0.1:") && !address.hasSuffix(":0"))
+        let (b, _) = startNode(db: dir.file("b.db"), secret: secret, peers: [address], log: dir.file("b.log"))
+        defer { b.signal(SIGTERM); b.wait() }
+        // A local write reaches the peer process.
+        try a.addFavourite("131075")
+        #expect(waitUntil(seconds: 5) { runBreeze(["--db", dir.file("b.db"), "state", "--json"]).out.contains("131075") })
+        // The peer's edit reaches this replica's observer.
+        let favourites = Collected(a.observe { try $0.state(user: "me").favourites.elements })
+        #expect(runBreeze(["--db", dir.file("b.db"), "favourite", "add", "149970"]).code == 0)
+        #expect(await favourites.wait(seconds: 5) { $0 == ["131075", "149970"] })
+        // The status shows the peer connected, and nothing left to send either way on the user's stream.
+        #expect(await status.wait(seconds: 5) { s in
+            s.running && s.connectedPeers.count == 1 && s.peers[0].lag[.user("me")] == SyncStatus.Lag(peerLacks: 0, weLack: 0)
+        }, "\(status.all.last.map { "\($0)" } ?? "none")")
+        #expect(status.all.first == .stopped || status.all.first?.running == true)
+        a.stopSync()
+        #expect(await status.wait(seconds: 5) { !$0.running })
+        #expect(a.currentSyncStatus.running == false)
+    }
+
+    @Test func aSecondStartOrABadAddressIsRefusedClearly() throws {
+        let dir = TempDir()
+        let secret = [UInt8](repeating: 7, count: 32)
+        let a = try Replica(path: dir.file("a.db"))
+        defer { a.close() }
+        do { _ = try a.startSync(SyncOptions(secret: secret, listen: "999.1.1.1:x")); Issue.record("started on a bad address") } catch {
+            #expect(BreezeError.sync ~= error && error.description.contains("999.1.1.1:x"), "\(error)")
+        }
+        do { _ = try a.startSync(SyncOptions(secret: secret)); Issue.record("started with nothing to do") } catch {
+            #expect(BreezeError.invalidArgument ~= error)
+        }
+        try a.startSync(SyncOptions(secret: secret, listen: "127.0.0.1:0"))
+        do { _ = try a.startSync(SyncOptions(secret: secret, listen: "127.0.0.1:0")); Issue.record("two nodes") } catch {
+            #expect(BreezeError.sync ~= error && error.description.contains("already running"), "\(error)")
+        }
+        a.stopSync()
+        a.stopSync()
+        try a.startSync(SyncOptions(secret: secret, listen: "127.0.0.1:0"))   // restartable
+        a.stopSync()
+    }
+}
