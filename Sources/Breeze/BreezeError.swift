@@ -7,6 +7,12 @@ import BreezeImport
 /// `description` is one line for a person, naming the input and the problem; `underlying` keeps the error
 /// of the layer below (the store's SQLite error, an importer's parse error, the node's start failure) for a
 /// caller that wants it. Nothing already stored is lost or changed by an operation that throws.
+///
+/// ```swift
+/// do { try replica.removeFavourite("131075") }
+/// catch let e where BreezeError.notPresent ~= e { /* already gone: nothing to do */ }
+/// catch { showAlert(error.description) }
+/// ```
 public struct BreezeError: Error, CustomStringConvertible, Sendable {
     enum Code: Sendable, Equatable {
         case missing, notBreeze, newerSchema, invalidArgument, notPresent, storage, diskFull, busy, corrupt,

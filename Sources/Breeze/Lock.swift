@@ -8,9 +8,18 @@
 final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    /// A mutex; a `recursive` one may be taken again by the thread that holds it.
+    init(recursive: Bool = false) {
         mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        if recursive {
+            var attr = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attr)
+            pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_RECURSIVE))
+            pthread_mutex_init(mutex, &attr)
+            pthread_mutexattr_destroy(&attr)
+        } else {
+            pthread_mutex_init(mutex, nil)
+        }
     }
 
     deinit {

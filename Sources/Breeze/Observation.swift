@@ -59,6 +59,11 @@ public struct Observation<Value: Equatable & Sendable>: AsyncSequence, Sendable 
 
 /// Keeps a callback observation (`Observation.start`) running; cancelling or releasing it stops it.
 ///
+/// ```swift
+/// token = replica.observeState().start { state in DispatchQueue.main.async { render(state) } }
+/// token?.cancel()
+/// ```
+///
 /// `@unchecked Sendable`: `cancelled` and the cancel closure are touched only under `lock`.
 public final class ObservationToken: @unchecked Sendable {
     private let lock = Lock()

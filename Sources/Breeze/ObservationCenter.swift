@@ -28,6 +28,8 @@ final class ObservationCenter: @unchecked Sendable {
     private var nextID: UInt64 = 1
     private enum State { case idle, running, stopped }
     private var state = State.idle
+    /// Why the thread ended by itself (its connection could not be opened): later subscribers get it at once.
+    private var failure: BreezeError?
     private var thread = pthread_t()
     /// A pipe: `notify` writes a byte to `wakeFD`; the thread polls `wakeReadFD` (non-blocking, close-on-exec).
     private var wakeFD: Int32 = -1, wakeReadFD: Int32 = -1
@@ -54,6 +56,10 @@ final class ObservationCenter: @unchecked Sendable {
     /// Adds a subscriber (computed at once) and returns its id for `remove`. On a stopped center the
     /// subscriber is finished at once.
     func add(_ s: any Subscriber) -> UInt64 {
+        if let failure = lock.withLock({ failure }) {
+            s.end(failure)
+            return 0
+        }
         let result: (id: UInt64, started: Bool)? = lock.withLock {
             guard state != .stopped else { return nil }
             let id = nextID
@@ -150,7 +156,9 @@ final class ObservationCenter: @unchecked Sendable {
     private func run() {
         let log: EventLog
         do { log = try EventLog.open(at: path, options: logOptions) } catch {
-            finishAll(BreezeError.from(error))
+            let e = BreezeError.from(error)
+            lock.withLock { failure = e }
+            finishAll(e)
             return
         }
         defer { log.close() }

@@ -19,13 +19,21 @@ extension Replica {
     /// Un-stars a sensor. The remove carries every add of it this replica has seen (its dots), so an add
     /// made concurrently on another device, which this replica has not seen, still wins (add-wins).
     ///
+    /// ```swift
+    /// if try replica.state().favourites.contains("131075") { try replica.removeFavourite("131075") }
+    /// ```
+    ///
     /// - Throws: `BreezeError.notPresent` when the sensor is not a favourite here (nothing is written).
     @discardableResult
     public func removeFavourite(_ sensor: String, user: String? = nil) throws(BreezeError) -> Event {
         try remove(sensor, user: user, favourite: true)
     }
 
-    /// Watches a sensor (the alerts screen watches it).
+    /// Watches a sensor: the alerts screen tells the user when its air crosses their alert category.
+    ///
+    /// ```swift
+    /// try replica.addWatch("131075")
+    /// ```
     @discardableResult
     public func addWatch(_ sensor: String, user: String? = nil) throws(BreezeError) -> Event {
         let s = try Validation.sensor(sensor), u = try resolve(user)
@@ -33,6 +41,10 @@ extension Replica {
     }
 
     /// Stops watching a sensor, with the observed dots as `removeFavourite` does.
+    ///
+    /// ```swift
+    /// try replica.removeWatch("131075")
+    /// ```
     ///
     /// - Throws: `BreezeError.notPresent` when the sensor is not watched here.
     @discardableResult
@@ -76,14 +88,23 @@ extension Replica {
         return try commit([(.user(u), .alertSet(change))])[0]
     }
 
-    /// Asks for a test alert (optionally about one sensor); the alerts screen shows it.
+    /// Asks for a test alert (optionally about one sensor); the alerts screen shows it, on every device of
+    /// the user.
+    ///
+    /// ```swift
+    /// try replica.requestTestAlert(sensor: "131075")
+    /// ```
     @discardableResult
     public func requestTestAlert(sensor: String? = nil, user: String? = nil) throws(BreezeError) -> Event {
         let s = try sensor.map { s throws(BreezeError) in try Validation.sensor(s) }, u = try resolve(user)
         return try commit([(.user(u), .testAlert(sensor: s))])[0]
     }
 
-    /// The temperature unit every screen shows.
+    /// The temperature unit every screen shows (a last-writer-wins register: the latest choice on any device wins).
+    ///
+    /// ```swift
+    /// try replica.setUnit(.fahrenheit)
+    /// ```
     @discardableResult
     public func setUnit(_ unit: TemperatureUnit, user: String? = nil) throws(BreezeError) -> Event {
         let u = try resolve(user)
@@ -92,6 +113,10 @@ extension Replica {
 
     /// Turns a data source of `DataSource.catalog` on or off.
     ///
+    /// ```swift
+    /// try replica.setSource("airnow", enabled: false)
+    /// ```
+    ///
     /// - Throws: `BreezeError.invalidArgument` for a source that is not in the catalogue.
     @discardableResult
     public func setSource(_ source: String, enabled: Bool, user: String? = nil) throws(BreezeError) -> Event {
@@ -99,7 +124,11 @@ extension Replica {
         return try commit([(.user(u), enabled ? .sourceEnable(source: s.id) : .sourceDisable(source: s.id))])[0]
     }
 
-    /// Picks the correction applied to a source's readings (e.g. `epa-2021-smoke` for PurpleAir).
+    /// Picks the correction applied to a source's readings (`shared/docs/domain.md` section 3.2).
+    ///
+    /// ```swift
+    /// try replica.setCorrection("epa-2021-smoke", for: "purpleair")   // during a wildfire
+    /// ```
     ///
     /// - Throws: `BreezeError.invalidArgument` for an unknown source or a correction the source does not offer.
     @discardableResult
@@ -133,7 +162,11 @@ extension Replica {
     }
 
     /// Logs one biomarker reading by hand (it goes to the user's `health:<id>` stream, beside a monitor's
-    /// imported readings).
+    /// imported readings); the biomarker gauge counts it.
+    ///
+    /// ```swift
+    /// try replica.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: now, value: 104, unit: "mg/dL"))
+    /// ```
     ///
     /// - Throws: `BreezeError.invalidArgument` for an empty reading type or unit, or a value that is not finite.
     @discardableResult

@@ -63,6 +63,11 @@ extension Replica {
 
     /// Imports the bytes of a file (as `importFile` does), for data an app downloaded; `name` is how issues
     /// and errors name it.
+    ///
+    /// ```swift
+    /// let summary = try replica.importData(downloaded, name: "pollen-today.json", format: "google-pollen",
+    ///                                      options: { var o = ImportOptions(); o.at = (51.17, 10.45); return o }())
+    /// ```
     public func importData(_ data: [UInt8], name: String, format: String, options: ImportOptions = ImportOptions(),
                            user: String? = nil, progress: (ImportProgress) -> Void = { _ in }) throws(BreezeError) -> ImportSummary {
         guard let importer = Importers.named(format) else {
@@ -146,6 +151,10 @@ extension Replica {
     static let rowLocalFormats: Set<String> = ["purpleair-csv", "sensors-csv", "airdata-daily", "glucose-csv", "daily-temperature"]
 
     /// Reads a whole file, as `importFile` does.
+    ///
+    /// ```swift
+    /// let bytes = try Replica.readFile("export.jsonl")
+    /// ```
     ///
     /// - Throws: `ImportError` naming the file and why it could not be read.
     public static func readFile(_ path: String) throws(ImportError) -> [UInt8] {

@@ -33,6 +33,10 @@ extension Replica {
     }
 
     /// Observes a user's settings (default `options.user`).
+    ///
+    /// ```swift
+    /// for try await state in replica.observeState() { unitToggle.isOn = state.effectiveUnit == .fahrenheit }
+    /// ```
     public func observeState(user: String? = nil) -> Observation<UserState> {
         let u = user ?? options.user
         return observe { try $0.state(user: u) }

@@ -32,6 +32,7 @@ extension Replica {
         if let clock = self.options.wallClock { config.wallClock = clock }
         if let log = options.log { config.log = log }
         config.handleSignals = options.stopOnSignals
+        if let p = options.pollMillis { config.pollMillis = p }
         let observers = self.observers, hub = syncStatus
         config.onCommit = { _ in observers.notify() }
         config.onStatus = { hub.update(SyncStatus($0)) }
@@ -46,6 +47,10 @@ extension Replica {
 
     /// Stops the sync node: what has arrived is committed and acknowledged, peers are told, sockets closed.
     /// Returns once the node has stopped. Does nothing when no node runs.
+    ///
+    /// ```swift
+    /// replica.stopSync()   // e.g. when the app goes to the background
+    /// ```
     public func stopSync() {
         guard let n = lock.withLock({ () -> NodeHandle? in defer { node = nil }; return node }) else { return }
         n.stop()
@@ -53,7 +58,15 @@ extension Replica {
     }
 
     /// Blocks until the sync node stops (by `stopSync()` from another thread, or a signal with
-    /// `SyncOptions.stopOnSignals`); returns at once when none runs.
+    /// `SyncOptions.stopOnSignals`); returns at once when none runs. For a process that only syncs, as
+    /// `breeze node` does:
+    ///
+    /// ```swift
+    /// var o = SyncOptions(secret: key, listen: "0.0.0.0:7000")
+    /// o.stopOnSignals = true
+    /// try replica.startSync(o)
+    /// replica.waitForSync()
+    /// ```
     public func waitForSync() {
         guard let n = lock.withLock({ node }) else { return }
         n.wait()
@@ -61,10 +74,20 @@ extension Replica {
     }
 
     /// The sync node's status now (`SyncStatus.stopped` when none runs).
+    ///
+    /// ```swift
+    /// let online = replica.currentSyncStatus.connectedPeers.count
+    /// ```
     public var currentSyncStatus: SyncStatus { syncStatus.status }
 
     /// The sync status, observed: the current value at once, then every change (peers connecting and
     /// disconnecting, lag moving, the node stopping).
+    ///
+    /// ```swift
+    /// for try await s in replica.observeSyncStatus() {
+    ///     badge.text = s.connectedPeers.isEmpty ? "offline" : "synced"
+    /// }
+    /// ```
     public func observeSyncStatus() -> Observation<SyncStatus> {
         let hub = syncStatus
         return Observation { sink in

@@ -116,6 +116,10 @@ public final class Replica: @unchecked Sendable {
 
     /// Stops sync and every observation (their sequences end) and closes the database. Further calls throw
     /// `BreezeError.closed`. Called by `deinit`; calling it twice does nothing.
+    ///
+    /// ```swift
+    /// replica.close()   // e.g. when the app signs the user out
+    /// ```
     public func close() {
         let (n, l): (NodeHandle?, EventLog?) = lock.withLock {
             defer { node = nil; log = nil }
@@ -162,7 +166,12 @@ public final class Replica: @unchecked Sendable {
 
     // MARK: Reading
 
-    /// The user's settings as merged from every event of their stream.
+    /// The user's settings as merged from every event of their stream: the same on every replica that has
+    /// seen the same events, whatever their order.
+    ///
+    /// ```swift
+    /// let unit = try replica.state().effectiveUnit
+    /// ```
     ///
     /// - Parameter user: whose (default `options.user`).
     public func state(user: String? = nil) throws(BreezeError) -> UserState {
@@ -171,12 +180,21 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// The version vector of every stream held: for each origin, how many of its events this replica has.
+    /// Two replicas with equal vectors hold the same events.
+    ///
+    /// ```swift
+    /// let held = try replica.versionVectors()[.user("ana")]?.total ?? 0
+    /// ```
     public func versionVectors() throws(BreezeError) -> [StreamID: VersionVector] {
         try withLog { log in try log.versionVectors() }
     }
 
     /// Runs `body` with a read-only view of the replica (the same one observations get), under the lock, so
     /// no other call of this replica runs meanwhile.
+    ///
+    /// ```swift
+    /// let (events, sheet) = try replica.read { ($0.eventCount(), try $0.screen(SheetScreen.self, p)) }
+    /// ```
     public func read<T>(_ body: (ReplicaSnapshot) throws -> T) throws(BreezeError) -> T {
         try withLog { log in try body(ReplicaSnapshot(log: log, cache: cache, path: path)) }
     }
@@ -197,12 +215,20 @@ public final class Replica: @unchecked Sendable {
     /// Brings the facts projection (what screens read) up to date now, reporting progress (events applied so
     /// far) on long catch-ups: after a large sync or import, or a new Breeze version whose projection must be
     /// rebuilt. Screens and observations do it themselves when needed; call it to show progress.
+    ///
+    /// ```swift
+    /// try replica.updateProjection { n in progressLabel.text = "\(n) events" }
+    /// ```
     public func updateProjection(progress: (Int) -> Void = { _ in }) throws(BreezeError) {
         try read { try $0.catchUpProjection(progress: progress) }
     }
 
     /// Screen parameters for `options.user` at `now` (Unix seconds; default the wall clock), with the
-    /// options screens take.
+    /// options screens take (a place, a sensor, the map's box, a date, the map's metric).
+    ///
+    /// ```swift
+    /// let map = try replica.screen(MapScreen.self, replica.parameters(bbox: (42.6, -73.8, 42.8, -73.6), metric: "pm25"))
+    /// ```
     public func parameters(now: Int64? = nil, at: (latitude: Double, longitude: Double)? = nil, sensor: String? = nil,
                            bbox: (south: Double, west: Double, north: Double, east: Double)? = nil, date: String? = nil,
                            metric: String = "aqi") -> ScreenParameters {

@@ -6,6 +6,10 @@ import BreezeStore
 /// It is valid only inside that closure, on the thread that called it: it wraps a database connection that
 /// is not `Sendable`. Everything a screen reads goes through it, so a value observed is computed exactly as
 /// `Replica.screen(_:_:)` computes it.
+///
+/// ```swift
+/// let watched = replica.observe { snapshot in try snapshot.state(user: "ana").watched.elements }
+/// ```
 public struct ReplicaSnapshot {
     let log: EventLog
     let cache: ReadCache

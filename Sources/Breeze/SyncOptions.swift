@@ -16,6 +16,10 @@ public struct SyncOptions: Sendable {
     /// Stop the node on SIGINT and SIGTERM (for a command-line node, such as `breeze node`; an app leaves
     /// signals alone). Default false.
     public var stopOnSignals = false
+    /// How often the node looks for commits made by other processes (`NodeConfig.pollMillis`); nil keeps the
+    /// node's default. Commits through this replica wake the node and do not wait for it (tests set it long
+    /// to show that).
+    var pollMillis: UInt64?
 
     /// Options for a node holding `secret`.
     public init(secret: [UInt8], user: String? = nil, listen: String? = nil, peers: [String] = []) {
@@ -26,6 +30,10 @@ public struct SyncOptions: Sendable {
     }
 
     /// Reads a secret file: hex digits (whitespace ignored), at least 16 bytes.
+    ///
+    /// ```swift
+    /// let options = SyncOptions(secret: try SyncOptions.readSecret(file: "ana.key"), user: "ana", peers: ["10.0.0.2:7000"])
+    /// ```
     ///
     /// - Throws: `BreezeError.invalidArgument` naming the file and what is wrong.
     public static func readSecret(file path: String) throws(BreezeError) -> [UInt8] {

@@ -2,7 +2,11 @@ import BreezeStore
 import BreezeNet
 
 /// What the in-process sync node knows: whether it runs, where it listens, and each peer with how far apart
-/// the two replicas are, per stream (`Replica.syncStatus`, `Replica.observeSyncStatus()`).
+/// the two replicas are, per stream (`Replica.currentSyncStatus`, `Replica.observeSyncStatus()`).
+///
+/// ```swift
+/// let behind = replica.currentSyncStatus.peers.map { $0.lag[.user("ana")]?.weLack ?? 0 }.max() ?? 0
+/// ```
 public struct SyncStatus: Equatable, Sendable {
     /// True while the node runs.
     public var running: Bool
@@ -79,9 +83,12 @@ public struct SyncStatus: Equatable, Sendable {
 
 /// The latest `SyncStatus` and the sinks observing it (fed by the node's status callback).
 ///
-/// `@unchecked Sendable`: `current` and `sinks` are guarded by `lock`; sinks are called outside it.
+/// `@unchecked Sendable`: `current` and `sinks` are guarded by `lock`. Values are handed to sinks under
+/// `delivery` (recursive, so a callback may start another status observation), which orders every delivery:
+/// a new observer's first value and the node's updates never arrive out of order.
 final class StatusHub: @unchecked Sendable {
     private let lock = Lock()
+    private let delivery = Lock(recursive: true)
     private var current = SyncStatus.stopped
     private var sinks: [UInt64: WeakSink] = [:]
     private var nextID: UInt64 = 1
@@ -91,23 +98,27 @@ final class StatusHub: @unchecked Sendable {
     var status: SyncStatus { lock.withLock { current } }
 
     func update(_ status: SyncStatus) {
-        let targets: [any ObservationSink<SyncStatus>] = lock.withLock {
-            guard status != current else { return [] }
-            current = status
-            sinks = sinks.filter { $0.value.sink.map { !$0.isCancelled } ?? false }
-            return sinks.values.compactMap(\.sink)
+        delivery.withLock {
+            let targets: [any ObservationSink<SyncStatus>] = lock.withLock {
+                guard status != current else { return [] }
+                current = status
+                sinks = sinks.filter { $0.value.sink.map { !$0.isCancelled } ?? false }
+                return sinks.values.compactMap(\.sink)
+            }
+            for t in targets { t.send(status) }
         }
-        for t in targets { t.send(status) }
     }
 
     func add(_ sink: any ObservationSink<SyncStatus>) -> UInt64 {
-        let (id, now): (UInt64, SyncStatus) = lock.withLock {
-            defer { nextID += 1 }
-            sinks[nextID] = WeakSink(sink: sink)
-            return (nextID, current)
+        delivery.withLock {
+            let (id, now): (UInt64, SyncStatus) = lock.withLock {
+                defer { nextID += 1 }
+                sinks[nextID] = WeakSink(sink: sink)
+                return (nextID, current)
+            }
+            sink.send(now)
+            return id
         }
-        sink.send(now)
-        return id
     }
 
     func remove(_ id: UInt64) { _ = lock.withLock { sinks.removeValue(forKey: id) } }

@@ -33,7 +33,7 @@ enum ImportCommand {
             guard !files.isEmpty else { throw .usage("missing FILE", usage) }
             return try JSONLImport.run(files, ctx)
         }
-        guard let importer = Importers.named(format) else {
+        guard Importers.named(format) != nil else {
             throw .usage("unknown format '\(format)'; formats: \((Importers.all.map { $0.format } + [JSONLImport.format]).joined(separator: ", "))", usage)
         }
         let files = Array(a.positionals.dropFirst())

@@ -1,4 +1,4 @@
-public import BreezeCore
+import BreezeCore
 import BreezeCrypto
 import Glibc
 

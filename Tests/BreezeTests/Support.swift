@@ -13,59 +13,49 @@ enum Fixtures {
     static var troySensors: String { root + "/purpleair/ajl_sensors.csv" }
 }
 
-/// Collects what an observation yields, from a task of its own, so a test can wait for a value with a
-/// deadline (an `await` on `next()` alone would hang a failing test).
-final class Collected<Value: Sendable>: @unchecked Sendable {
-    // `@unchecked Sendable`: `values`, `error` and `finished` are guarded by `lock`.
+/// Collects what an observation yields through its callback form (`Observation.start`), on the observation
+/// thread, so a test can wait for a value with a deadline by blocking: nothing here needs a thread of Swift's
+/// cooperative pool, which the suite's many blocking tests can keep busy for seconds at a time.
+final class Collected<Value: Equatable & Sendable>: @unchecked Sendable {
+    // `@unchecked Sendable`: `values` and `error` are guarded by `lock`.
     private let lock = TestLock()
     private var values: [Value] = []
-    private var error: (any Error)?
-    private var finished = false
-    private var task: Task<Void, Never>?
+    private var error: BreezeError?
+    private var token: ObservationToken?
 
-    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Value {
-        task = Task.detached { [self] in
-            do {
-                for try await v in sequence { lock.run { values.append(v) } }
-                lock.run { finished = true }
-            } catch {
-                lock.run { self.error = error; finished = true }
-            }
-        }
+    init(_ observation: Observation<Value>) {
+        token = observation.start(onChange: { v in self.lock.run { self.values.append(v) } },
+                                  onError: { e in self.lock.run { self.error = e } })
     }
-
-    deinit { task?.cancel() }
 
     /// Everything yielded so far.
     var all: [Value] { lock.run { values } }
-    /// True once the sequence ended (normally or with an error).
-    var hasFinished: Bool { lock.run { finished } }
-    /// The error the sequence ended with.
-    var failure: (any Error)? { lock.run { error } }
+    /// The error the observation ended with.
+    var failure: BreezeError? { lock.run { error } }
 
-    func cancel() { task?.cancel() }
+    func cancel() { token?.cancel() }
 
     /// Waits until `count` values have arrived (or `seconds` pass); returns them.
     @discardableResult
-    func wait(count: Int, seconds: Double = 10) async -> [Value] {
-        await waitFor(seconds: seconds) { $0.count >= count }
+    func wait(count: Int, seconds: Double = 30) -> [Value] {
+        _ = waitUntil(seconds: seconds, pollMillis: 1) { all.count >= count || failure != nil }
         return all
     }
 
     /// Waits until a value matching `match` has arrived; returns whether one did.
-    func wait(seconds: Double = 10, for match: (Value) -> Bool) async -> Bool {
-        await waitFor(seconds: seconds) { $0.contains(where: match) }
+    func wait(seconds: Double = 30, for match: (Value) -> Bool) -> Bool {
+        waitUntil(seconds: seconds, pollMillis: 1) { all.contains(where: match) || failure != nil } && all.contains(where: match)
     }
+}
 
-    @discardableResult
-    private func waitFor(seconds: Double, _ done: ([Value]) -> Bool) async -> Bool {
-        let deadline = now() + seconds
-        while now() < deadline {
-            if done(all) || hasFinished { return done(all) }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        return done(all)
+/// Polls `condition` every `pollMillis` until it holds or `seconds` pass (blocking the calling thread).
+func waitUntil(seconds: Double, pollMillis: UInt32, _ condition: () -> Bool) -> Bool {
+    let deadline = now() + seconds
+    while now() < deadline {
+        if condition() { return true }
+        usleep(pollMillis * 1000)
     }
+    return condition()
 }
 
 /// A pthread mutex with a closure API (tests only).

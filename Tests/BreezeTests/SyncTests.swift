@@ -1,12 +1,12 @@
 import Testing
-import Breeze
+@testable import Breeze
 import BreezeTestSupport
 @preconcurrency import Glibc
 
 /// Sync in the app's process: a `Replica`'s node and a `breeze node` process on 127.0.0.1, edits both ways,
 /// observed status.
 struct SyncTests {
-    @Test func editsCrossBetweenAnInProcessNodeAndANodeProcessBothWays() async throws {
+    @Test func editsCrossBetweenAnInProcessNodeAndANodeProcessBothWays() throws {
         let dir = TempDir()
         let secret = secretFile(in: dir)
         let a = try Replica(path: dir.file("a.db"))
@@ -24,15 +24,34 @@ struct SyncTests {
         // The peer's edit reaches this replica's observer.
         let favourites = Collected(a.observe { try $0.state(user: "me").favourites.elements })
         #expect(runBreeze(["--db", dir.file("b.db"), "favourite", "add", "149970"]).code == 0)
-        #expect(await favourites.wait(seconds: 5) { $0 == ["131075", "149970"] })
+        #expect(favourites.wait(seconds: 5) { $0 == ["131075", "149970"] })
         // The status shows the peer connected, and nothing left to send either way on the user's stream.
-        #expect(await status.wait(seconds: 5) { s in
+        #expect(status.wait(seconds: 5) { s in
             s.running && s.connectedPeers.count == 1 && s.peers[0].lag[.user("me")] == SyncStatus.Lag(peerLacks: 0, weLack: 0)
         }, "\(status.all.last.map { "\($0)" } ?? "none")")
         #expect(status.all.first == .stopped || status.all.first?.running == true)
         a.stopSync()
-        #expect(await status.wait(seconds: 5) { !$0.running })
+        #expect(status.wait(seconds: 5) { !$0.running })
         #expect(a.currentSyncStatus.running == false)
+    }
+
+    @Test func aLocalWriteReachesThePeerWithoutWaitingForAPoll() throws {
+        let dir = TempDir()
+        let secret = secretFile(in: dir)
+        let a = try Replica(path: dir.file("a.db"))
+        defer { a.close() }
+        #expect(runBreeze(["--db", dir.file("b.db"), "init"]).code == 0)
+        var options = SyncOptions(secret: try SyncOptions.readSecret(file: secret), listen: "127.0.0.1:0")
+        options.pollMillis = 600_000            // the node would notice a commit of another connection in 10 minutes
+        let address = try a.startSync(options).listenAddress ?? ""
+        let (b, _) = startNode(db: dir.file("b.db"), secret: secret, peers: [address], log: dir.file("b.log"))
+        defer { b.signal(SIGTERM); b.wait() }
+        #expect(waitUntil(seconds: 5) { a.currentSyncStatus.connectedPeers.count == 1 })
+        for i in 0..<3 {
+            try a.addFavourite("s\(i)")
+            #expect(waitUntil(seconds: 5) { runBreeze(["--db", dir.file("b.db"), "state", "--json"]).out.contains("s\(i)") },
+                    "edit \(i) reached the peer: the replica woke its node")
+        }
     }
 
     @Test func aSecondStartOrABadAddressIsRefusedClearly() throws {
