@@ -1,9 +1,11 @@
 import BreezeCore
+import BreezeCrypto
 import BreezeStore
 import Glibc
 
-/// `breeze init`: creates the database and this replica's identity; on an existing Breeze database it
-/// says so and changes nothing.
+/// `breeze init`: creates the database and this replica's identity (its replica id, and its device key beside
+/// the database, `DB.key`, mode 0600); on an existing Breeze database it says so and changes nothing, except
+/// that a database made before device keys existed gets its key.
 enum InitCommand {
     static let usage = "usage: breeze init [--db PATH] [--durability full|normal] [--json]"
 
@@ -14,13 +16,19 @@ enum InitCommand {
         let log: EventLog
         do { log = try EventLog.create(at: ctx.dbPath, options: ctx.logOptions()) } catch { throw .failure(error.description) }
         defer { log.close() }
+        let keyFile = KeyFile.devicePath(forDatabase: ctx.dbPath)
+        let keyExisted = access(keyFile, F_OK) == 0
+        let key: Ed25519.KeyPair
+        do { key = try KeyFile.deviceKey(forDatabase: ctx.dbPath, replica: log.replica, create: true) } catch { throw .failure(error.description) }
         if ctx.json {
             ctx.console.out(JSONValue.object([("db", .string(ctx.dbPath)), ("replica", .string(log.replica.description)),
-                                              ("epoch", .int(Int64(log.epoch))), ("created", .bool(!existed))]).text)
+                                              ("epoch", .int(Int64(log.epoch))), ("created", .bool(!existed)),
+                                              ("deviceKey", .string(Digest.hex(key.publicKey))), ("keyCreated", .bool(!keyExisted))]).text)
         } else if existed {
-            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(log.replica)); nothing changed")
+            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(log.replica)); "
+                            + (keyExisted ? "nothing changed" : "device key created: \(keyFile)"))
         } else {
-            ctx.console.out("created \(ctx.dbPath) (replica \(log.replica))")
+            ctx.console.out("created \(ctx.dbPath) (replica \(log.replica)); device key \(keyFile)")
         }
     }
 

@@ -13,10 +13,7 @@ enum SyncBench {
         let dir: String
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
         defer { if a.options["dir"] == nil { _ = system("rm -rf '\(dir)'") } }
-        let secret = dir + "/cluster.key"
-        guard let f = fopen(secret, "w") else { throw .failure("cannot write \(secret)") }
-        fputs(Digest.hex(SecureRandom.bytes(32)) + "\n", f)
-        fclose(f)
+        let authority = try LocalAuthority(directory: dir)
         let progress = { (s: String) in if ctx.console.isTerminal { ctx.console.progress(s) } }
 
         // 1. Node A's database, filled through the public append API: the local batched append rate.
@@ -42,12 +39,12 @@ enum SyncBench {
         } catch { throw .failure("bench sync: \(error)") }
 
         // 2. Catch-up: B (empty, another process) dials A.
-        let nodeA = try Subprocess(args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret,
-                                          "--durability", ctx.durability.rawValue], stderrPath: dir + "/a.log")
+        let nodeA = try Subprocess(args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: dir + "/a.db")
+                                       + ["--durability", ctx.durability.rawValue], stderrPath: dir + "/a.log")
         let addressA = listenAddress(nodeA)
         let t0 = monotonicSeconds()
-        let nodeB = try Subprocess(args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
-                                          "--secret-file", secret, "--durability", ctx.durability.rawValue],
+        let nodeB = try Subprocess(args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA]
+                                       + authority.nodeArguments(db: dir + "/b.db") + ["--durability", ctx.durability.rawValue],
                                    stderrPath: dir + "/b.log")
         _ = listenAddress(nodeB)
         let reader: EventLog
@@ -69,14 +66,14 @@ enum SyncBench {
         var latencies: [Double] = []
         do {
             for n in ["x", "y", "z"] { try EventLog.create(at: dir + "/\(n).db", options: o).close() }
-            let x = try Subprocess(args: ["node", "--db", dir + "/x.db", "--listen", "127.0.0.1:0", "--secret-file", secret],
+            let x = try Subprocess(args: ["node", "--db", dir + "/x.db", "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: dir + "/x.db"),
                                    stderrPath: dir + "/x.log")
             let ax = listenAddress(x)
-            let y = try Subprocess(args: ["node", "--db", dir + "/y.db", "--listen", "127.0.0.1:0", "--peer", ax,
-                                          "--secret-file", secret], stderrPath: dir + "/y.log")
+            let y = try Subprocess(args: ["node", "--db", dir + "/y.db", "--listen", "127.0.0.1:0", "--peer", ax]
+                                       + authority.nodeArguments(db: dir + "/y.db"), stderrPath: dir + "/y.log")
             let ay = listenAddress(y)
-            let z = try Subprocess(args: ["node", "--db", dir + "/z.db", "--listen", "127.0.0.1:0", "--peer", ay,
-                                          "--secret-file", secret], stderrPath: dir + "/z.log")
+            let z = try Subprocess(args: ["node", "--db", dir + "/z.db", "--listen", "127.0.0.1:0", "--peer", ay]
+                                       + authority.nodeArguments(db: dir + "/z.db"), stderrPath: dir + "/z.log")
             _ = listenAddress(z)
             defer { x.stop(); y.stop(); z.stop() }
             let writer = try EventLog.open(at: dir + "/x.db", options: o)
