@@ -218,6 +218,15 @@ public struct SyncCredentials: Sendable {
         staticPrivateKey = deviceKey.x25519PrivateKey
     }
 
+    /// Credentials taken as they are, unchecked: for tests that play an attacker presenting a chain that does
+    /// not certify its key.
+    init(unchecked deviceKey: Ed25519.KeyPair, chain: [Certificate], authority: [UInt8]) {
+        self.deviceKey = deviceKey
+        self.chain = chain
+        self.authority = authority
+        staticPrivateKey = deviceKey.x25519PrivateKey
+    }
+
     /// The replica id the certificate binds to this key.
     public var replica: ReplicaID { chain[0].replica }
     /// What the certificate grants: `cluster` or `user:<id>`.

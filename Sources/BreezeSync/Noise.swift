@@ -47,10 +47,16 @@ public struct CipherState: Sendable {
     /// The nonce the next encryption (or decryption) uses.
     public private(set) var nonce: UInt64 = 0
 
-    init(key: [UInt8]?) { self.key = key }
+    init(key: [UInt8]?, nonce: UInt64 = 0) {
+        self.key = key
+        self.nonce = nonce
+    }
 
     /// True once a key is set (after the first DH of the handshake).
     var hasKey: Bool { key != nil }
+
+    /// The key itself, for the test vectors of `Protocol/sync.md` section 4.7.
+    var keyBytes: [UInt8]? { key }
 
     /// The 12-byte ChaCha20-Poly1305 nonce of counter `n`.
     static func nonceBytes(_ n: UInt64) -> [UInt8] {

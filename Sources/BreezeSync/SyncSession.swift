@@ -210,6 +210,22 @@ public struct SyncSession: Sendable {
         }
     }
 
+    /// Opens a sealed message as `unseal` does but without handing it on: for tests that read what the peer
+    /// sent (the receive nonce advances as it would).
+    mutating func inspect(_ m: Message) throws(FrameError) -> Message {
+        guard case .sealed(let payload) = m, channel != nil else { return m }
+        return try channel!.open(payload)
+    }
+
+    /// The nonce the next sealed frame this side sends will use (nil before the handshake is complete).
+    var sendNonce: UInt64? { channel?.send.nonce }
+
+    /// This side's transport keys (send, receive), for the test vectors.
+    var transportKeys: (send: [UInt8], receive: [UInt8])? {
+        guard let c = channel, let s = c.send.keyBytes, let r = c.receive.keyBytes else { return nil }
+        return (s, r)
+    }
+
     /// Handles one message from the peer: a frame from the wire (a sealed one is opened here), or a message
     /// `unseal` returned.
     public mutating func receive(_ m: Message) -> [Action] {
