@@ -45,7 +45,7 @@ let package = Package(
         // breeze-torture and never into the `breeze` product.
         .target(name: "CFaultVFS", dependencies: ["CSQLite"], path: "Sources/CFaultVFS"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore", "BreezeCLI", "CFaultVFS"], path: "tools/breeze-torture"),
-        .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync"], path: "tools/breeze-proxy"),
+        .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync", "BreezeCore"], path: "tools/breeze-proxy"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality", "BreezeCore"],

@@ -5,12 +5,13 @@ import BreezeCrypto
 import BreezeTestSupport
 @preconcurrency import Glibc
 
-/// The cluster authority of a test cluster: made with `breeze authority new` and read back, so a test can also
-/// enrol peers it runs in-process (`RawPeer`).
+/// The cluster authority of a test cluster: made with `breeze authority new` (`CLIAuthority`) and read back, so a
+/// test can also enrol peers it runs in-process (`RawPeer`).
 struct TestAuthority: Sendable {
+    let cli: CLIAuthority
     let key: Ed25519.KeyPair
-    let keyFile: String
-    var publicKeyFile: String { keyFile + ".pub" }
+    var keyFile: String { cli.keyFile }
+    var publicKeyFile: String { cli.publicKeyFile }
 
     /// Credentials for an in-process peer: a fresh device key certified as `replica` with `scope`.
     func credentials(replica: ReplicaID, scope: Scope = .cluster) -> SyncCredentials {
@@ -32,33 +33,20 @@ final class Cluster {
     private(set) var nodes: [String: (child: Child, address: String)] = [:]
 
     init() {
-        let keyFile = dir.file("cluster-authority.key")
-        let made = runProgram(productsDirectory() + "/breeze", ["authority", "new", "--out", keyFile])
-        precondition(made.code == 0, "breeze authority new failed: \(made.out)")
-        authority = TestAuthority(key: try! KeyFile.read(keyFile).key, keyFile: keyFile)
+        let cli = CLIAuthority(keyFile: dir.file("cluster-authority.key"))
+        authority = TestAuthority(cli: cli, key: try! KeyFile.read(cli.keyFile).key)
     }
 
     func db(_ name: String) -> String { dir.file(name + ".db") }
     func cert(_ name: String) -> String { dir.file(name + ".cert") }
 
     /// The replica id and device key `breeze key show --json` prints for a replica.
-    func deviceKey(_ name: String) -> (replica: String, key: String) {
-        let out = cli(name, ["key", "show", "--json"]).out
-        func field(_ f: String) -> String {
-            guard let r = out.range(of: "\"\(f)\":\"") else { return "" }
-            return String(out[r.upperBound...].prefix { $0 != "\"" })
-        }
-        return (field("replica"), field("deviceKey"))
-    }
+    func deviceKey(_ name: String) -> (replica: String, key: String) { authority.cli.deviceKey(db: db(name)) }
 
     /// Enrols a replica (once) with `breeze enrol`, signed by the cluster authority; returns the certificate file.
     @discardableResult
     func enrol(_ name: String, scope: Scope = .cluster) -> String {
-        if access(cert(name), F_OK) == 0 { return cert(name) }
-        let (replica, key) = deviceKey(name)
-        let r = runProgram(breeze, ["enrol", "--signer", authority.keyFile, "--device-key", key, "--replica", replica,
-                                    "--scope", scope.description, "--out", cert(name)])
-        precondition(r.code == 0, "breeze enrol \(name) failed: \(r.out)")
+        _ = authority.cli.nodeArguments(db: db(name), cert: cert(name), scope: scope.description)
         return cert(name)
     }
 

@@ -1,7 +1,7 @@
 import Testing
 import BreezeCore
 import BreezeStore
-import BreezeSync
+@testable import BreezeSync
 import BreezeCrypto
 import BreezeTestSupport
 import Foundation
@@ -187,7 +187,9 @@ struct ReplicationTests {
         let foreignCert = try Certificate.issue(role: .device, key: device.publicKey, replica: ReplicaID(rawValue: 0xBAD), scope: .cluster,
                                                 notBefore: now - 60_000, notAfter: now + 60_000, signer: foreign)
         let wrong = RawPeer(a)!
-        #expect(wrong.handshake(credentials: try SyncCredentials(deviceKey: device, chain: [foreignCert], authority: foreign.publicKey, nowMillis: now)) != nil)
+        // (The attacker knows the cluster authority's public key, so it accepts the node; `unchecked` because
+        // its own chain does not lead there.)
+        #expect(wrong.handshake(credentials: SyncCredentials(unchecked: device, chain: [foreignCert], authority: c.authority.key.publicKey)) != nil)
         guard case .error(let refusal, let text)? = wrong.receive() else { Issue.record("no refusal"); return }
         #expect(refusal == .authentication && text.contains("does not trust"), "\(text)")
         #expect(wrong.closedByPeer())
