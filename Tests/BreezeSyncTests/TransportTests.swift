@@ -47,7 +47,26 @@ struct TransportTests {
             }
         }
         #expect(refused + stalled == frame.count && refused >= frame.count - 4)
-        print("sealed data frame byte flips: \(frame.count), refused \(refused), left waiting (length raised) \(stalled), stored 0")
+        // The same flips of the payload with the CRC recomputed, as an attacker would: the tag catches every one
+        // (a changed type byte is not a frame type at all).
+        var tagRefused = 0
+        for byte in 5..<(frame.count - 4) {
+            var l = Self.readyLink()
+            let index = l.frames.count
+            l.send(l.client.offer(Array(Self.rows.prefix(1)), scannedTo: 1), fromClient: true) { i, _, bytes in
+                guard i == index else { return bytes }
+                var b = bytes
+                b[byte] ^= 0x01
+                let crc = CRC32C.checksum(b, 4..<(b.count - 4))
+                for k in 0..<4 { b[b.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(k))) }
+                return b
+            }
+            #expect(l.storedByServer.isEmpty && l.server.state == .closed && l.decodeErrors == 0, "byte \(byte) with its CRC fixed")
+            if l.server.state == .closed { tagRefused += 1 }
+        }
+        #expect(tagRefused == frame.count - 9)
+        print("sealed data frame byte flips: \(frame.count), refused \(refused), left waiting (length raised) \(stalled); "
+              + "with the CRC recomputed \(frame.count - 9), refused by the tag \(tagRefused); stored 0")
     }
 
     /// Sends three one-event batches from the client through `tamper`; returns the link.

@@ -47,8 +47,16 @@ final class FaultProxy: @unchecked Sendable {
 
     /// Appends forwarded bytes to the capture file.
     func capture(_ bytes: ArraySlice<UInt8>) {
-        guard captureFD >= 0 else { return }
-        locked { _ = Sockets.writeAll(captureFD, bytes) }
+        guard captureFD >= 0, !bytes.isEmpty else { return }
+        locked {
+            var off = bytes.startIndex
+            while off < bytes.endIndex {
+                let n = bytes[off...].withUnsafeBytes { write(captureFD, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                off += n
+            }
+        }
     }
 
     /// Whether attacks are on now (`faults off` stops them too).

@@ -108,8 +108,12 @@ final class Link: @unchecked Sendable {
     private func attacked(_ kind: AttackKind, _ frame: [UInt8], up: Bool, history: [[UInt8]], rng: inout SplitMix) -> (bytes: [UInt8], hold: Bool) {
         switch kind {
         case .flip:
+            // One bit of the type or payload, with the checksum recomputed (the CRC is no obstacle to an
+            // attacker): only the authentication tag can tell.
             var f = frame
-            f[Int(rng.next() % UInt64(f.count))] ^= 0x01
+            f[4 + Int(rng.next() % UInt64(f.count - 8))] ^= 0x01
+            let crc = CRC32C.checksum(f, 4..<(f.count - 4))
+            for i in 0..<4 { f[f.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
             return (f, false)
         case .drop: return ([], false)
         case .duplicate: return (frame + frame, false)
@@ -149,7 +153,8 @@ final class Link: @unchecked Sendable {
             return Sockets.writeAll(dst, bytes[...])
         }
         while !isDead {
-            guard Sockets.readable(src, millis: held == nil ? 100 : 20) else {
+            // (An attack's reorder waits longer for a frame to swap with than a random fault's does.)
+            guard Sockets.readable(src, millis: held == nil ? 100 : heldByAttack ? 500 : 20) else {
                 // Nothing came to swap with: the held frame goes on alone (no reorder fired).
                 if let h = held { held = nil; heldByAttack = false; if !send(h) { break } }
                 continue
