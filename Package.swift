@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
-        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections",
+        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeSync", "BreezeImport", "BreezeProjections",
                                                        "BreezeTestSupport"]),
     ]
 )
