@@ -3,9 +3,10 @@ import BreezeCrypto
 import BreezeStore
 @preconcurrency import Glibc
 
-/// `breeze bench sync`: catch-up throughput between two node processes over loopback, against this build's
-/// local batched append rate measured in the same run, the peak memory of both processes, and the latency
-/// of single live edits across a chain of three nodes.
+/// `breeze bench sync`: catch-up throughput between two node processes over loopback (sealed, as every
+/// session is), against this build's local batched append rate measured in the same run, the cost of the
+/// encryption in that run (`SealCost`), the peak memory of both processes, and the latency of single live edits
+/// across a chain of three nodes.
 enum SyncBench {
     static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
         let count = try BenchCommand.positive(a.options["count"], "--count", default: 1_000_000)
@@ -61,6 +62,10 @@ enum SyncBench {
         reader.close()
         nodeA.stop()
         nodeB.stop()
+        // The cost of encryption in this run: the AEAD work of every frame the catch-up sent (`SealCost`).
+        let seal: SealCost.Figures
+        do { seal = try SealCost.measure(db: dir + "/a.db") } catch let e as CLIError { throw e } catch { throw .failure("bench sync: \(error)") }
+        let ratioWithoutAEAD = Double(count) / max(syncSeconds - seal.seconds, 1e-6) / appendRate
 
         // 3. Live edits across a chain x - y - z of fresh nodes.
         var latencies: [Double] = []
@@ -102,6 +107,9 @@ enum SyncBench {
                 ("syncEventsPerSecond", .double(syncRate.rounded())),
                 ("localAppendEventsPerSecond", .double(appendRate.rounded())),
                 ("ratio", .double((syncRate / appendRate * 1000).rounded() / 1000)),
+                ("aeadSeconds", .double((seal.seconds * 1000).rounded() / 1000)), ("aeadFrames", .int(Int64(seal.frames))),
+                ("aeadShareOfCatchUp", .double((seal.seconds / syncSeconds * 10000).rounded() / 10000)),
+                ("ratioWithoutAEADAtMost", .double((ratioWithoutAEAD * 1000).rounded() / 1000)),
                 ("peakRSSMiBNodeA", .double(memA)), ("peakRSSMiBNodeB", .double(memB)),
                 ("liveEdits", .int(Int64(edits))), ("latencyMedianMs", .double((median * 100).rounded() / 100)),
                 ("latencyP99Ms", .double((p99 * 100).rounded() / 100)),
@@ -111,7 +119,9 @@ enum SyncBench {
             c.out("sync benchmark: \(count) events from node A to an empty node B (separate processes, loopback)")
             c.out("  catch-up                     \(BenchCommand.fmt(syncRate)) events/s (\(BenchCommand.fmt2(syncSeconds)) s)")
             c.out("  local batched append         \(BenchCommand.fmt(appendRate)) events/s (same build, same run)")
-            c.out("  ratio sync/append            \(BenchCommand.fmt2(syncRate / appendRate))  (goal >= 0.5)")
+            c.out("  ratio sync/append            \(BenchCommand.fmt2(syncRate / appendRate))  (goal >= 0.5; every frame sealed)")
+            c.out("  encryption                   \(BenchCommand.fmt2(seal.seconds * 1000)) ms of AEAD for \(seal.frames) frames (seal + open, measured here) = "
+                  + "\(BenchCommand.fmt2(seal.seconds / syncSeconds * 100))% of the catch-up; without it the ratio would be at most \(BenchCommand.fmt2(ratioWithoutAEAD))")
             c.out("  peak resident memory         A \(BenchCommand.fmt2(memA)) MiB, B \(BenchCommand.fmt2(memB)) MiB  (goal <= 150 each)")
             c.out("  live edit x -> y -> z        median \(BenchCommand.fmt2(median)) ms, p99 \(BenchCommand.fmt2(p99)) ms over \(edits) edits")
         }

@@ -4,8 +4,9 @@ import BreezeCrypto
 /// The transport of version 3 after the handshake (`Protocol/sync.md` section 2.1): every message is sealed
 /// with ChaCha20-Poly1305 under the key of its direction (from the handshake's Split) and a nonce that counts
 /// the frames of that direction from 0, so no nonce repeats under a key. The associated data is the frame's
-/// header (`u32 length`, `u8 0x30`), so the length is authenticated too. A frame lost, repeated, reordered,
-/// altered or injected does not open (the receiver's counter or the bytes differ) and ends the session.
+/// header (`u32 length`, `u8 0x30`), so the length is authenticated too, and the frame carries no CRC (the tag
+/// covers every byte). A frame lost, repeated, reordered, altered or injected does not open (the receiver's
+/// counter or the bytes differ) and ends the session.
 struct SealedChannel: Sendable {
     private(set) var send: CipherState
     private(set) var receive: CipherState
@@ -19,7 +20,7 @@ struct SealedChannel: Sendable {
     /// header as it is on the wire.
     static func associatedData(payloadCount count: Int) -> [UInt8] {
         let length = UInt32(1 + count)
-        return (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * UInt32($0))) } + [0x30]
+        return (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * UInt32($0))) } + [Frame.sealedType]
     }
 
     /// The `sealed` message carrying `m`.

@@ -30,7 +30,7 @@ struct AttackPlan: Sendable {
 /// the path, holding no key, can do to a sealed session. Each is counted when it fired, and as detected when
 /// the connection was closed within the attack window after it.
 enum AttackKind: String, Sendable, CaseIterable {
-    /// Flip one bit of the type or payload of a frame and recompute its CRC-32C.
+    /// Flip one bit of the payload of a frame (and recompute the CRC-32C of a plain one).
     case flip
     /// Leave a frame out.
     case drop

@@ -4,8 +4,8 @@ import BreezeSync
 @preconcurrency import Glibc
 
 /// A client connection and its connection to the target. Each direction runs on its own thread, splits the
-/// byte stream into frames (`Protocol/sync.md` section 2: u32 length, type, payload, CRC-32C) and applies the
-/// proxy's faults frame by frame. The sockets are closed by the last thread to finish.
+/// byte stream into frames (`Protocol/sync.md` section 2: u32 length, type, payload, CRC-32C, which sealed
+/// frames leave out) and applies the proxy's faults frame by frame. The sockets are closed by the last thread to finish.
 ///
 /// `@unchecked Sendable`: `dead`, `running`, `attackFired`, `downgraded` and `downgradeCounted` are guarded by
 /// `lock`; the file descriptors and the plan never change after `init`, and each direction's buffers live on
@@ -108,12 +108,15 @@ final class Link: @unchecked Sendable {
     private func attacked(_ kind: AttackKind, _ frame: [UInt8], up: Bool, history: [[UInt8]], rng: inout SplitMix) -> (bytes: [UInt8], hold: Bool) {
         switch kind {
         case .flip:
-            // One bit of the type or payload, with the checksum recomputed (the CRC is no obstacle to an
-            // attacker): only the authentication tag can tell.
+            // One bit of the payload, with the checksum of a plain frame recomputed (the CRC is no obstacle to
+            // an attacker; a sealed frame has none): only the authentication tag can tell.
             var f = frame
-            f[4 + Int(rng.next() % UInt64(f.count - 8))] ^= 0x01
-            let crc = CRC32C.checksum(f, 4..<(f.count - 4))
-            for i in 0..<4 { f[f.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+            let sealed = f[4] == Frame.sealedType
+            f[5 + Int(rng.next() % UInt64(max(1, f.count - (sealed ? 5 : 9))))] ^= 0x01
+            if !sealed {
+                let crc = CRC32C.checksum(f, 4..<(f.count - 4))
+                for i in 0..<4 { f[f.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+            }
             return (f, false)
         case .drop: return ([], false)
         case .duplicate: return (frame + frame, false)
@@ -169,18 +172,20 @@ final class Link: @unchecked Sendable {
                 var length = 0
                 for i in 0..<4 { length |= Int(buffer[start + i]) << (8 * i) }
                 guard length >= 1 && length <= Frame.maxLength else { framing = false; break }
-                guard buffer.count - start >= 8 + length else { break }
-                let frame = Array(buffer[start..<(start + 8 + length)])
-                start += 8 + length
+                guard buffer.count - start >= 5 else { break }
+                let trailer = buffer[start + 4] == Frame.sealedType ? 0 : 4      // sealed frames have no CRC
+                guard buffer.count - start >= 4 + length + trailer else { break }
+                let frame = Array(buffer[start..<(start + 4 + length + trailer)])
+                start += 4 + length + trailer
                 var crc: UInt32 = 0
-                for i in 0..<4 { crc |= UInt32(frame[4 + length + i]) << (8 * UInt32(i)) }
-                let badCRC = crc != CRC32C.checksum(frame, 4..<(4 + length))
+                for i in 0..<trailer { crc |= UInt32(frame[4 + length + i]) << (8 * UInt32(i)) }
+                let badCRC = trailer == 4 && crc != CRC32C.checksum(frame, 4..<(4 + length))
                 defer {
                     index += 1
                     history.append(frame)
                     if history.count > 8 { history.removeFirst() }
                 }
-                if frame[4] == 0x30 { sealedPassed(frame, up: up) }
+                if frame[4] == Frame.sealedType { sealedPassed(frame, up: up) }
                 if let h = held {
                     // Reorder fires: this frame overtakes the held one.
                     held = nil
