@@ -7,7 +7,7 @@ import BreezeSync
 /// `breeze bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
 /// (`tools/bench/`). N last-writer-wins writes over K keys (`source.correct` events: the per-source
 /// correction map of `UserState`, an `LWWMap`) appended to the log one transaction each; the same events
-/// sent by one `SyncSession` to another over one in-memory connection (protocol version 2, packed events),
+/// sent by one `SyncSession` to another over one in-memory connection (protocol version 3: packed events, sealed),
 /// counting the frames' bytes; a peer database that decodes those frames through its session and stores
 /// them with `EventLog.ingest` (durably); a real second node process that
 /// catches up over TCP; the stored size; and W concurrent writers (W origins) merged into one state.
@@ -18,7 +18,7 @@ enum SettingsBench {
         var writeMicrosNormal = 0.0
         /// One transaction per write, durability full (fsync per commit), over `fullSample` writes.
         var writeMicrosFull = 0.0, fullSample = 0
-        /// Wire bytes per event sent by a session (version 2, packed): one frame per write (live, dictionaries
+        /// Wire bytes per event sent by a session (packed and sealed): one frame per write (live, dictionaries
         /// warm after the first write), and a node's catch-up batches (`SyncSession.Config.batchEvents`, 2,048).
         var bytesPerUpdateLive = 0.0, bytesPerUpdateBatched = 0.0
         /// The same with version 1's self-describing `events` frames (every event in its canonical form).

@@ -30,6 +30,7 @@ public struct Certificate: Sendable, Equatable {
     /// Signed before the certificate's bytes, so a signature made for something else cannot pass for one.
     static let signatureContext = "breeze certificate v1"
 
+    /// Device or user authority.
     public let role: Role
     /// The subject's Ed25519 public key.
     public let key: [UInt8]

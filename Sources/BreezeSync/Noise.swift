@@ -64,7 +64,9 @@ public struct CipherState: Sendable {
     }
 
     /// EncryptWithAd: `plaintext` sealed with the next nonce (the plaintext itself while no key is set).
-    mutating func encrypt(ad: [UInt8], _ plaintext: [UInt8]) throws(NoiseError) -> [UInt8] {
+    ///
+    /// - Throws: `NoiseError` when the nonce would be 2^64 - 1.
+    public mutating func encrypt(ad: [UInt8], _ plaintext: [UInt8]) throws(NoiseError) -> [UInt8] {
         guard let key else { return plaintext }
         guard nonce != .max else { throw NoiseError("nonce counter exhausted") }
         let out = ChaChaPoly.seal(key: key, nonce: Self.nonceBytes(nonce), ad: ad, plaintext: plaintext)
@@ -72,8 +74,10 @@ public struct CipherState: Sendable {
         return out
     }
 
-    /// DecryptWithAd: the plaintext of `ciphertext` under the next nonce, or an error when it does not verify.
-    mutating func decrypt(ad: [UInt8], _ ciphertext: [UInt8]) throws(NoiseError) -> [UInt8] {
+    /// DecryptWithAd: the plaintext of `ciphertext` under the next nonce (which only a success advances).
+    ///
+    /// - Throws: `NoiseError` when the tag does not verify or the nonce would be 2^64 - 1.
+    public mutating func decrypt(ad: [UInt8], _ ciphertext: [UInt8]) throws(NoiseError) -> [UInt8] {
         guard let key else { return ciphertext }
         guard nonce != .max else { throw NoiseError("nonce counter exhausted") }
         guard let plaintext = ChaChaPoly.open(key: key, nonce: Self.nonceBytes(nonce), ad: ad, ciphertext: ciphertext) else {
@@ -149,6 +153,7 @@ public struct NoiseXXHandshake: Sendable {
     /// The longest Noise message (section 3).
     public static let maxMessageLength = 65535
 
+    /// This side's role.
     public let role: Role
     private var symmetric: SymmetricState
     private let staticPrivate: [UInt8], staticPublic: [UInt8]

@@ -119,7 +119,7 @@ public struct SyncSession: Sendable {
     private var inFlight: [UInt64: Int] = [:]
     /// The number the peer's next `events` must carry: batches arrive numbered 1, 2, 3, ...
     private var expectedBatch: UInt64 = 1
-    /// Version 2: the packed-event contexts of this connection, one per direction (`Protocol/sync.md` 3.1).
+    /// The packed-event contexts of this connection, one per direction (`Protocol/sync.md` 3.1).
     private var packer: PackedEncoder
     private var unpacker = PackedDecoder()
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
