@@ -10,17 +10,9 @@ import BreezeSync
 enum CredentialFiles {
     /// The text of a small file, or a failure naming the option and the file.
     static func readText(_ path: String, option: String) throws(CLIError) -> String {
-        guard let f = fopen(path, "r") else { throw .failure("\(option) \(path): cannot read (\(String(cString: strerror(errno))))") }
-        defer { fclose(f) }
-        var raw = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            raw += buf[0..<n]
-            if raw.count > 65536 { throw .failure("\(option) \(path): too large") }
+        do { return String(decoding: try KeyFile.readSmallFile(path, limit: 65536, what: "a key or certificate file"), as: UTF8.self) } catch {
+            throw .failure("\(option) \(error.description)")
         }
-        return String(decoding: raw, as: UTF8.self)
     }
 
     /// A 32-byte Ed25519 public key given as 64 hex digits (on the command line or as the one line of a file

@@ -71,16 +71,7 @@ public enum KeyFile {
             throw KeyFileError("\(path): private key readable by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
         }
         guard st.st_uid == geteuid() else { throw KeyFileError("\(path): private key owned by uid \(st.st_uid), not by this user") }
-        guard let f = fopen(path, "r") else { throw KeyFileError("\(path): cannot read (\(String(cString: strerror(errno))))") }
-        defer { fclose(f) }
-        var raw = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            raw += buf[0..<n]
-            guard raw.count <= 4096 else { throw KeyFileError("\(path): too large for a key file") }
-        }
+        let raw = try readSmallFile(path, limit: 4096, what: "a key file")
         var replica: ReplicaID?, seed: [UInt8]?
         for (n, line) in String(decoding: raw, as: UTF8.self).split(separator: "\n").enumerated() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -116,6 +107,22 @@ public enum KeyFile {
             throw KeyFileError("\(path): the key of replica \(contents.replica?.description ?? "(none)"), but \(db) is replica \(replica); move the key away (a database needs its own key)")
         }
         return contents.key
+    }
+
+    /// The bytes of a file of at most `limit` bytes (key files, and the public files beside them: authority
+    /// keys, certificate chains); `what` names the kind of file in the error of a larger one.
+    public static func readSmallFile(_ path: String, limit: Int, what: String) throws(KeyFileError) -> [UInt8] {
+        guard let f = fopen(path, "r") else { throw KeyFileError("\(path): cannot read (\(String(cString: strerror(errno))))") }
+        defer { fclose(f) }
+        var raw = [UInt8]()
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&buf, 1, buf.count, f)
+            if n <= 0 { break }
+            raw += buf[0..<n]
+            guard raw.count <= limit else { throw KeyFileError("\(path): too large for \(what)") }
+        }
+        return raw
     }
 
     private static func syncDirectory(of path: String) {

@@ -10,11 +10,6 @@ import BreezeTestSupport
 /// Device keys, authorities and enrolment from the command line (`breeze init`, `key show`, `authority new`,
 /// `enrol`), and what `breeze node` refuses before it starts.
 struct EnrolCLITests {
-    static func mode(_ path: String) -> mode_t {
-        var st = stat()
-        return stat(path, &st) == 0 ? st.st_mode & 0o777 : 0
-    }
-
     /// `breeze key show --json` of the harness database: replica and key.
     static func keyShow(_ h: Harness, db: String? = nil) -> (replica: String, key: String) {
         let out = h.run(["--db", db ?? h.db, "key", "show", "--json"]).out.joined()
@@ -27,7 +22,7 @@ struct EnrolCLITests {
         let h = Harness()
         let created = h.run(["init"])
         #expect(created.code == 0 && created.out.first?.contains("device key \(h.db).key") == true, "\(created.out)")
-        #expect(Self.mode(h.db + ".key") == 0o600)
+        #expect(fileMode(h.db + ".key") == 0o600)
         let stored = try KeyFile.read(h.db + ".key")
         let log = try EventLog.open(at: h.db)
         #expect(stored.replica == log.replica)
@@ -46,7 +41,7 @@ struct EnrolCLITests {
         try EventLog.create(at: h.db).close()                      // as an older breeze made it: no key
         #expect(access(h.db + ".key", F_OK) != 0)
         #expect(h.run(["favourite", "add", "131075"]).code == 0)
-        #expect(Self.mode(h.db + ".key") == 0o600)
+        #expect(fileMode(h.db + ".key") == 0o600)
         let older = h.dir + "/older.db"
         try EventLog.create(at: older).close()
         let again = h.run(["--db", older, "init"])
@@ -64,7 +59,7 @@ struct EnrolCLITests {
         #expect(h.run(["init"]).code == 0)
         let cluster = h.dir + "/cluster.key"
         let made = h.run(["authority", "new", "--out", cluster])
-        #expect(made.code == 0 && Self.mode(cluster) == 0o600 && Self.mode(cluster + ".pub") == 0o644, "\(made)")
+        #expect(made.code == 0 && fileMode(cluster) == 0o600 && fileMode(cluster + ".pub") == 0o644, "\(made)")
         #expect(h.run(["authority", "new", "--out", cluster]).code == 1, "an existing key is never overwritten")
         let authority = try CredentialFiles.readAuthority(cluster + ".pub")
         #expect(authority == (try KeyFile.read(cluster)).key.publicKey)

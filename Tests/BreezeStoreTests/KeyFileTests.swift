@@ -8,18 +8,13 @@ import BreezeTestSupport
 /// Private key files beside a database (`KeyFile`): created 0600 and whole, refused when exposed, bound to
 /// their replica.
 struct KeyFileTests {
-    static func mode(_ path: String) -> mode_t {
-        var st = stat()
-        return stat(path, &st) == 0 ? st.st_mode & 0o777 : 0
-    }
-
     @Test func aDeviceKeyIsCreatedOnceWithModeSixHundredAndReadBackTheSame() throws {
         let dir = TempDir()
         let db = dir.file("a.db"), replica = ReplicaID(rawValue: 0xABC)
         let old = umask(0)                                   // even with a permissive umask
         defer { umask(old) }
         let key = try KeyFile.deviceKey(forDatabase: db, replica: replica, create: true)
-        #expect(Self.mode(db + ".key") == 0o600)
+        #expect(fileMode(db + ".key") == 0o600)
         #expect(try KeyFile.deviceKey(forDatabase: db, replica: replica, create: true) == key)
         #expect(try KeyFile.read(db + ".key") == KeyFile.Contents(replica: replica, key: key))
         #expect(throws: KeyFileError.self) { try KeyFile.deviceKey(forDatabase: dir.file("none.db"), replica: replica, create: false) }

@@ -152,6 +152,12 @@ public struct SeededRandom: RandomNumberGenerator {
     }
 }
 
+/// The permission bits of a file (0 when there is none).
+public func fileMode(_ path: String) -> mode_t {
+    var st = stat()
+    return stat(path, &st) == 0 ? st.st_mode & 0o777 : 0
+}
+
 /// A cluster authority made with the built `breeze authority new`, which enrols databases the way an operator
 /// does (`breeze key show --json`, then `breeze enrol`), so tests that start `breeze node` processes can give
 /// each its `--cert` and `--authority`.
