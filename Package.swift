@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeAirQuality", dependencies: ["BreezeCore"], linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "BreezeStore", dependencies: ["BreezeCore", "CSQLite"]),
+        .target(name: "BreezeStore", dependencies: ["BreezeCore", "BreezeCrypto", "CSQLite"]),
         .target(name: "BreezeSync", dependencies: ["BreezeCore", "BreezeCrypto"]),
         .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
         .target(name: "BreezeImport", dependencies: ["BreezeCore", "CZlib"]),
@@ -54,12 +54,12 @@ let package = Package(
         // breeze-torture and never into the `breeze` product.
         .target(name: "CFaultVFS", dependencies: ["CSQLite"], path: "Sources/CFaultVFS"),
         .executableTarget(name: "breeze-torture", dependencies: ["BreezeStore", "BreezeCLI", "CFaultVFS"], path: "tools/breeze-torture"),
-        .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync"], path: "tools/breeze-proxy"),
+        .executableTarget(name: "breeze-proxy", dependencies: ["BreezeSync", "BreezeCore"], path: "tools/breeze-proxy"),
         .target(name: "BreezeTestSupport", path: "Tests/BreezeTestSupport"),
         .testTarget(name: "BreezeCoreTests", dependencies: ["BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeAirQualityTests", dependencies: ["BreezeAirQuality", "BreezeCore"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
+        .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeImportTests", dependencies: ["BreezeImport", "BreezeCore"], resources: [.copy("Fixtures")]),
@@ -67,7 +67,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeTests", dependencies: ["Breeze", "BreezeStore", "BreezeTestSupport"]),
-        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "Breeze", "BreezeStore", "BreezeCore", "BreezeImport", "BreezeProjections",
+        .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "Breeze", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeSync", "BreezeImport", "BreezeProjections",
                                                        "BreezeTestSupport"]),
     ]
 )

@@ -117,11 +117,28 @@ started=$SECONDS
 step "three replicas on 127.0.0.1, databases in $demo"
 rm -rf "$demo"
 mkdir -p "$demo"
-"$breeze" secret new > "$demo/cluster.key"
-"$breeze" secret derive --user "$user" --secret-file "$demo/cluster.key" > "$demo/$user.key"
+# The cluster authority (its private key would live offline); $user's own authority, which it certifies and
+# which enrols her devices. Each replica gets its own device key (DB.key, mode 0600) from `breeze init`, and
+# a certificate for it; a device holds its key, its certificate chain and the cluster authority's public key.
+"$breeze" authority new --out "$demo/cluster-authority.key" > /dev/null
+"$breeze" authority new --out "$demo/$user-authority.key" > /dev/null
+"$breeze" enrol --signer "$demo/cluster-authority.key" --user-authority "$(tail -n 1 "$demo/$user-authority.key.pub")" \
+  --scope "user:$user" --out "$demo/$user-authority.cert" > /dev/null || fail "enrolling $user's authority failed"
+enrol() {  # enrol NAME SIGNER [--signer-chain CERT] SCOPE
+  local n=$1 signer=$2; shift 2
+  local json; json=$("$breeze" --db "$demo/$n.db" key show --json) || fail "breeze key show on $n failed"
+  local key replica
+  key=$(sed 's/.*"deviceKey":"\([0-9a-f]*\)".*/\1/' <<< "$json"); replica=$(sed 's/.*"replica":"\([0-9a-f]*\)".*/\1/' <<< "$json")
+  "$breeze" enrol --signer "$signer" "${@:1:$#-1}" --device-key "$key" --replica "$replica" --scope "${!#}" \
+    --out "$demo/$n.cert" > /dev/null || fail "enrolling $n failed"
+}
 for n in server phone tablet; do "$breeze" --db "$demo/$n.db" init > /dev/null; done
-echo "cluster secret $demo/cluster.key; $user's key (for her devices only) $demo/$user.key"
-start_node server --listen 127.0.0.1:0 --secret-file "$demo/cluster.key"
+enrol server "$demo/cluster-authority.key" cluster
+for n in phone tablet; do enrol "$n" "$demo/$user-authority.key" --signer-chain "$demo/$user-authority.cert" "user:$user"; done
+echo "cluster authority $demo/cluster-authority.key (.pub for every replica); $user's authority $demo/$user-authority.key"
+echo "certificates: server (cluster), phone and tablet (user:$user, signed by $user's authority); sync is sealed"
+authority=(--authority "$demo/cluster-authority.key.pub")
+start_node server --listen 127.0.0.1:0 --cert "$demo/server.cert" "${authority[@]}"
 server=${addr[server]}
 [[ -n $server ]] || fail "the server printed no address"
 
@@ -155,7 +172,7 @@ srv --user "$user" state | sed 's/^/  /'
 
 step "$user's phone and tablet start and catch up with the server" "$demo/phone.log and $demo/tablet.log"
 for n in phone tablet; do
-  start_node "$n" --peer "$server" --secret-file "$demo/$user.key" --user "$user"
+  start_node "$n" --peer "$server" --cert "$demo/$n.cert" "${authority[@]}" --user "$user"
 done
 log_hint="$demo/phone.log and $demo/tablet.log"
 wait_same "caught up" server phone tablet
@@ -179,7 +196,7 @@ for n in phone tablet; do printf '  %-7s %s\n' "$n" "$(fingerprint "$n")"; done
 
 step "the devices come back online and converge" "$demo/phone.log and $demo/tablet.log"
 for n in phone tablet; do
-  start_node "$n" --peer "$server" --secret-file "$demo/$user.key" --user "$user"
+  start_node "$n" --peer "$server" --cert "$demo/$n.cert" "${authority[@]}" --user "$user"
 done
 log_hint="$demo/phone.log and $demo/tablet.log"
 wait_same "converged" server phone tablet

@@ -9,24 +9,26 @@ extension Replica {
     /// replica reaches connected peers at once (the node is woken, not polled); events from peers reach this
     /// replica's observers as soon as they are committed. Returns once the node listens.
     ///
+    /// Every frame on the wire is encrypted and authenticated; peers are authenticated by their certificate
+    /// chains (`SyncOptions`), and this replica by its device key beside the database.
+    ///
     /// ```swift
-    /// let secret = try SyncOptions.readSecret(file: "ana.key")
-    /// try replica.startSync(SyncOptions(secret: secret, user: "ana", peers: ["203.0.113.7:7000"]))
+    /// let options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub", peers: ["203.0.113.7:7000"])
+    /// try replica.startSync(options)
     /// ```
     ///
     /// - Throws: `BreezeError.sync` when a node is already running, or when it cannot start (an address in use
-    ///   or malformed); `.invalidArgument` for a malformed user.
+    ///   or malformed); `.invalidArgument` for a certificate that does not verify against the authority or
+    ///   does not certify this replica's key, a device key others can read, or a malformed user.
     @discardableResult
     public func startSync(_ options: SyncOptions) throws(BreezeError) -> SyncStatus {
-        var scope = Scope.cluster
-        if let u = options.user {
-            try Validation.user(u, what: "SyncOptions.user")
-            scope = .user(u)
-        }
+        if let u = options.user { try Validation.user(u, what: "SyncOptions.user") }
         guard options.listen != nil || !options.peers.isEmpty else {
             throw BreezeError(.invalidArgument, "sync needs an address to listen on, peers to dial, or both")
         }
-        var config = NodeConfig(dbPath: path, listen: options.listen, scope: scope, secret: options.secret)
+        let credentials = try options.credentials(db: path, replica: id,
+                                                  nowMillis: self.options.wallClock?() ?? SystemClock.nowMillis())
+        var config = NodeConfig(dbPath: path, listen: options.listen, credentials: credentials)
         config.peers = options.peers
         config.durability = self.options.durability == .full ? .full : .normal
         if let clock = self.options.wallClock { config.wallClock = clock }
@@ -62,7 +64,7 @@ extension Replica {
     /// `breeze node` does:
     ///
     /// ```swift
-    /// var o = SyncOptions(secret: key, listen: "0.0.0.0:7000")
+    /// var o = try SyncOptions(certificateFile: "server.cert", authorityFile: "cluster.pub", listen: "0.0.0.0:7000")
     /// o.stopOnSignals = true
     /// try replica.startSync(o)
     /// replica.waitForSync()

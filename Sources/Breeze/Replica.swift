@@ -1,5 +1,6 @@
 import BreezeStore
 import BreezeNet
+@preconcurrency import Glibc
 
 /// One replica of a user's Breeze data, in one SQLite database: the library an app embeds.
 ///
@@ -72,6 +73,8 @@ public final class Replica: @unchecked Sendable {
     public let epoch: UInt32
     /// The options it was opened with.
     public let options: Options
+    /// True when opening made this replica's device key (a new database, or one made before device keys).
+    public let deviceKeyCreated: Bool
 
     let lock = Lock()
     private var log: EventLog?
@@ -100,6 +103,15 @@ public final class Replica: @unchecked Sendable {
             id = log.replica
             epoch = log.epoch
         } catch { throw BreezeError.from(error) }
+        // The device key sync authenticates with, beside the database: made on the first open, so a database
+        // made before keys existed gets one (a key that cannot be made is reported by `devicePublicKey()` and
+        // `startSync`).
+        let keyPath = KeyFile.devicePath(forDatabase: path)
+        if access(keyPath, F_OK) != 0, (try? KeyFile.deviceKey(forDatabase: path, replica: id, create: true)) != nil {
+            deviceKeyCreated = true
+        } else {
+            deviceKeyCreated = false
+        }
     }
 
     deinit { close() }
@@ -162,6 +174,25 @@ public final class Replica: @unchecked Sendable {
         guard let user else { return options.user }
         try Validation.user(user, what: "user")
         return user
+    }
+
+    /// Where this replica's device key is: `<db>.key`, mode 0600, beside the database (not in it: databases
+    /// are copied for debugging and bug reports).
+    public var deviceKeyPath: String { KeyFile.devicePath(forDatabase: path) }
+
+    /// This replica's device public key (Ed25519, 32 bytes): what an authority certifies to enrol it
+    /// (`breeze enrol --device-key`). The key is made if it does not exist yet.
+    ///
+    /// ```swift
+    /// let key = try replica.devicePublicKey()   // send it, with replica.id, to be enrolled
+    /// ```
+    ///
+    /// - Throws: `BreezeError.invalidArgument` when the key file is readable by others, damaged, or made for
+    ///   another replica.
+    public func devicePublicKey() throws(BreezeError) -> [UInt8] {
+        do { return try KeyFile.deviceKey(forDatabase: path, replica: id, create: true).publicKey } catch {
+            throw BreezeError(.invalidArgument, error.description, underlying: error)
+        }
     }
 
     // MARK: Reading

@@ -1,15 +1,25 @@
 import BreezeCrypto
-@preconcurrency import Glibc
+import BreezeStore
+import BreezeSync
 
 /// How `Replica.startSync(_:)` runs a node in the app's process.
+///
+/// Sync is sealed (`Protocol/sync.md`, version 3): each replica has its own device key, kept beside its
+/// database (`<db>.key`, mode 0600; `Replica.devicePublicKey()` makes it), and a certificate chain an
+/// authority signed for that key (`breeze enrol`). A node trusts peers whose chains lead to the cluster
+/// authority's public key. What a replica may sync follows from its certificate's scope (`cluster`, or
+/// `user:<id>`: that user's streams, and `public` to read).
 public struct SyncOptions: Sendable {
     /// `HOST:PORT` to accept peers on (port 0: any free port), or nil for a device that only dials.
     public var listen: String?
     /// Peers to dial and keep dialling (with backoff), `HOST:PORT`.
     public var peers: [String]
-    /// The cluster secret, or a user's key (`breeze secret derive`) when `user` is set.
-    public var secret: [UInt8]
-    /// Sync only this user's streams (and read `public`) with the user's key; nil: the cluster scope.
+    /// This replica's certificate chain as `breeze enrol` writes it (text; public, no secret in it).
+    public var certificateChain: String
+    /// The cluster authority's public key as its `.pub` file holds it (64 hex digits; `#` lines are comments).
+    public var authority: String
+    /// When set, the certificate must grant exactly `user:<id>` (a check against starting a device with the
+    /// wrong certificate); nil accepts whatever scope it grants.
     public var user: String?
     /// Diagnostics from the node, one line each (default: none).
     public var log: (@Sendable (String) -> Void)?
@@ -21,62 +31,69 @@ public struct SyncOptions: Sendable {
     /// to show that).
     var pollMillis: UInt64?
 
-    /// Options for a node holding `secret`.
-    public init(secret: [UInt8], user: String? = nil, listen: String? = nil, peers: [String] = []) {
-        self.secret = secret
-        self.user = user
+    /// Options for a node holding `certificateChain`, trusting `authority`.
+    ///
+    /// ```swift
+    /// let options = SyncOptions(certificateChain: enrolment.chain, authority: enrolment.authority,
+    ///                           peers: ["203.0.113.7:7000"])
+    /// ```
+    public init(certificateChain: String, authority: String, listen: String? = nil, peers: [String] = []) {
+        self.certificateChain = certificateChain
+        self.authority = authority
         self.listen = listen
         self.peers = peers
     }
 
-    /// Reads a secret file: hex digits (whitespace ignored), at least 16 bytes.
+    /// Options read from a certificate chain file and an authority public key file.
     ///
     /// ```swift
-    /// let options = SyncOptions(secret: try SyncOptions.readSecret(file: "ana.key"), user: "ana", peers: ["10.0.0.2:7000"])
+    /// let options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub", peers: ["10.0.0.2:7000"])
     /// ```
     ///
-    /// - Throws: `BreezeError.invalidArgument` naming the file and what is wrong.
-    public static func readSecret(file path: String) throws(BreezeError) -> [UInt8] {
-        guard let f = fopen(path, "r") else {
-            throw BreezeError(.invalidArgument, "secret file \(path): cannot read (\(String(cString: strerror(errno))))")
-        }
-        defer { fclose(f) }
-        var text = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            text += buf[0..<n]
-            if text.count > 4096 { throw BreezeError(.invalidArgument, "secret file \(path): too large for a secret") }
-        }
-        let digits = text.filter { !($0 == 32 || $0 == 10 || $0 == 13 || $0 == 9) }
-        guard digits.count % 2 == 0, digits.count >= 32, let bytes = Hex.bytes(digits) else {
-            throw BreezeError(.invalidArgument, "secret file \(path): expected at least 32 hex digits (make one with `breeze secret new`)")
-        }
-        return bytes
+    /// - Throws: `BreezeError.invalidArgument` naming a file that cannot be read.
+    public init(certificateFile: String, authorityFile: String, listen: String? = nil, peers: [String] = []) throws(BreezeError) {
+        self.init(certificateChain: try SyncOptions.readText(certificateFile, what: "certificate"),
+                  authority: try SyncOptions.readText(authorityFile, what: "authority"), listen: listen, peers: peers)
     }
-}
 
-/// Hex digits to bytes.
-enum Hex {
-    static func bytes(_ digits: [UInt8]) -> [UInt8]? {
-        func v(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
+    static func readText(_ path: String, what: String) throws(BreezeError) -> String {
+        do { return String(decoding: try KeyFile.readSmallFile(path, limit: 65536, what: "a key or certificate file"), as: UTF8.self) } catch {
+            throw BreezeError(.invalidArgument, "\(what) \(error.description)", underlying: error)
         }
-        guard digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var i = 0
-        while i < digits.count {
-            guard let hi = v(digits[i]), let lo = v(digits[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
+    }
+
+    /// An Ed25519 public key written as 64 hex digits (the one line of a `.pub` file that is not a comment).
+    ///
+    /// - Throws: `BreezeError.invalidArgument` when the text holds anything else.
+    public static func publicKey(hexText: String, what: String) throws(BreezeError) -> [UInt8] {
+        let lines = hexText.split(separator: "\n").map { $0.filter { $0 != " " && $0 != "\t" && $0 != "\r" } }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        guard lines.count == 1, let key = Digest.bytes(hex: lines[0]), key.count == Ed25519.publicKeyLength,
+              Ed25519.x25519PublicKey(key) != nil else {
+            throw BreezeError(.invalidArgument, "\(what): expected an Ed25519 public key (64 hex digits)")
         }
-        return out
+        return key
+    }
+
+    /// The credentials these options name, for the replica whose database is `db`: its device key, the chain
+    /// (which must certify that key) and the authority, checked together now.
+    func credentials(db: String, replica: ReplicaID, nowMillis: UInt64) throws(BreezeError) -> SyncCredentials {
+        let key: Ed25519.KeyPair
+        do { key = try KeyFile.deviceKey(forDatabase: db, replica: replica, create: true) } catch {
+            throw BreezeError(.invalidArgument, error.description, underlying: error)
+        }
+        let chain: [Certificate]
+        do { chain = try CertificateChain.parse(text: certificateChain) } catch {
+            throw BreezeError(.invalidArgument, "certificate: \(error.description)", underlying: error)
+        }
+        let authorityKey = try SyncOptions.publicKey(hexText: authority, what: "authority")
+        let credentials: SyncCredentials
+        do { credentials = try SyncCredentials(deviceKey: key, chain: chain, authority: authorityKey, nowMillis: nowMillis) } catch {
+            throw BreezeError(.invalidArgument, "certificate: \(error.description)", underlying: error)
+        }
+        if let user, credentials.scope != .user(user) {
+            throw BreezeError(.invalidArgument, "certificate: scope \(credentials.scope), not user:\(user)")
+        }
+        return credentials
     }
 }

@@ -58,3 +58,16 @@ public struct Arguments {
         return positionals
     }
 }
+
+extension Arguments {
+    /// The positive whole number `s` (`1_000` and `1,000` allowed), or `d` when absent.
+    ///
+    /// - Throws: a failure naming the option when `s` is not a positive whole number.
+    public static func positive(_ s: String?, _ name: String, default d: Int) throws(CLIError) -> Int {
+        guard let s else { return d }
+        guard let n = Int(String(s.filter { $0 != "_" && $0 != "," })), n > 0 else {
+            throw .failure("\(name) '\(s)': expected a positive whole number")
+        }
+        return n
+    }
+}

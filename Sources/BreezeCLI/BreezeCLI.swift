@@ -34,11 +34,13 @@ public enum BreezeCLI {
           explain favourite S|watch S|unit|alert [F]|source SRC [F]|target TYPE
                                                 which events decided a setting, which won and why
           diff A.db B.db [--stream S]           two databases compared: vectors, missing events, determinism
-          node --listen HOST:PORT [--peer HOST:PORT]... --secret-file FILE [--user ID]
-                                                run a replica that syncs with its peers until SIGINT/SIGTERM
+          node --listen HOST:PORT [--peer HOST:PORT]... --cert FILE --authority FILE
+                                                run a replica that syncs with its peers (sealed) until SIGINT/SIGTERM
           status                                the node's peers: connected, last contact, how far behind
-          secret new | derive --user ID --secret-file FILE
-                                                make a cluster secret, or derive a user's key from it
+          key show                              this replica's id and device public key, to enrol it
+          authority new --out FILE              a new authority key pair (FILE private, FILE.pub public)
+          enrol --signer KEY --scope S --out CERT (--device-key HEX --replica ID | --user-authority HEX)
+                                                certify a replica's key (or a user authority's) for sync
           salvage --out NEW.db                  copy the intact events of a damaged --db into a new database
 
         options (any command):
@@ -165,7 +167,9 @@ public enum BreezeCLI {
         Command(name: "diff", help: DiffCommand.usage, run: DiffCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
-        Command(name: "secret", help: SecretCommand.usage, run: SecretCommand.run),
+        Command(name: "key", help: KeyCommand.usage, run: KeyCommand.run),
+        Command(name: "authority", help: AuthorityCommand.usage, run: AuthorityCommand.run),
+        Command(name: "enrol", help: EnrolCommand.usage, run: EnrolCommand.run),
         Command(name: "salvage", help: SalvageCommand.usage, run: SalvageCommand.run),
     ]
 }

@@ -1,5 +1,7 @@
 public import BreezeStore
 import Breeze
+import BreezeCore
+import Glibc
 
 /// What every command receives: the global options, resolved, and the console.
 public struct Context {
@@ -29,9 +31,16 @@ public struct Context {
         return o
     }
 
-    /// Opens the existing log, mapping store errors to one-line failures.
+    /// Opens the existing log for writing, mapping store errors to one-line failures. A database without a
+    /// device key (made before keys existed) gets one here, so every writing command migrates it; a key that
+    /// cannot be made is left to `breeze node` and `breeze key show` to report.
     func openLog() throws(CLIError) -> EventLog {
-        do { return try EventLog.open(at: dbPath, options: logOptions()) } catch { throw .failure(error.description) }
+        let log: EventLog
+        do { log = try EventLog.open(at: dbPath, options: logOptions()) } catch { throw .failure(error.description) }
+        if access(KeyFile.devicePath(forDatabase: dbPath), F_OK) != 0 {
+            _ = try? KeyFile.deviceKey(forDatabase: dbPath, replica: log.replica, create: true)
+        }
+        return log
     }
 
     /// Replica options for this invocation: the user, durability and the (possibly offset) wall clock; the

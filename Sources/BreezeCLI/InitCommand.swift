@@ -1,9 +1,15 @@
 import Breeze
 import Glibc
 
-/// `breeze init`: creates the database and this replica's identity; on an existing Breeze database it
-/// says so and changes nothing.
+/// `breeze init`: creates the database and this replica's identity (its replica id, and its device key beside
+/// the database, `DB.key`, mode 0600); on an existing Breeze database it says so and changes nothing, except
+/// that a database made before device keys existed gets its key.
 enum InitCommand {
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+    }
+
     static let usage = "usage: breeze init [--db PATH] [--durability full|normal] [--json]"
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
@@ -13,13 +19,18 @@ enum InitCommand {
         let replica: Replica
         do { replica = try Replica(path: ctx.dbPath, options: ctx.replicaOptions(create: true)) } catch { throw .failure(error.description) }
         defer { replica.close() }
+        let keyFile = replica.deviceKeyPath
+        let key: [UInt8]
+        do { key = try replica.devicePublicKey() } catch { throw .failure(error.description) }
         if ctx.json {
             ctx.console.out(JSONValue.object([("db", .string(ctx.dbPath)), ("replica", .string(replica.id.description)),
-                                              ("epoch", .int(Int64(replica.epoch))), ("created", .bool(!existed))]).text)
+                                              ("epoch", .int(Int64(replica.epoch))), ("created", .bool(!existed)),
+                                              ("deviceKey", .string(hex(key))), ("keyCreated", .bool(replica.deviceKeyCreated))]).text)
         } else if existed {
-            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(replica.id)); nothing changed")
+            ctx.console.out("\(ctx.dbPath): already a Breeze database (replica \(replica.id)); "
+                            + (replica.deviceKeyCreated ? "device key created: \(keyFile)" : "nothing changed"))
         } else {
-            ctx.console.out("created \(ctx.dbPath) (replica \(replica.id))")
+            ctx.console.out("created \(ctx.dbPath) (replica \(replica.id)); device key \(keyFile)")
         }
     }
 

@@ -42,6 +42,29 @@ public enum Digest {
         bytes.withUnsafeBytes { blake2b($0, length: length) }
     }
 
+    /// The bytes of hexadecimal text (either case, an even number of digits, nothing else), or nil.
+    public static func bytes(hex text: some StringProtocol) -> [UInt8]? {
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
+            }
+        }
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        var i = 0
+        while i < digits.count {
+            guard let hi = value(digits[i]), let lo = value(digits[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
     /// Lower-case hexadecimal form of bytes.
     public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
@@ -55,7 +78,7 @@ public enum Digest {
     }
 }
 
-/// Cryptographically secure random bytes (libsodium `randombytes_buf`), for replica ids and, later, nonces.
+/// Cryptographically secure random bytes (libsodium `randombytes_buf`): replica ids, key seeds, ephemeral keys.
 public enum SecureRandom {
     /// `count` random bytes.
     public static func bytes(_ count: Int) -> [UInt8] {
@@ -71,27 +94,13 @@ public enum SecureRandom {
     }
 }
 
-/// Message authentication for the peer handshake: HMAC-SHA-256 (RFC 2104, libsodium
-/// `crypto_auth_hmacsha256`) with keys of any length, and a constant-time comparison.
-public enum HMAC {
-    /// HMAC-SHA-256 of `message` under `key`: 32 bytes.
-    public static func sha256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        _ = Digest.ready
-        var state = [UInt8](repeating: 0, count: crypto_auth_hmacsha256_statebytes())
-        var out = [UInt8](repeating: 0, count: 32)
-        state.withUnsafeMutableBytes { s in
-            let st = s.baseAddress!.assumingMemoryBound(to: crypto_auth_hmacsha256_state.self)
-            _ = crypto_auth_hmacsha256_init(st, key, key.count)
-            _ = crypto_auth_hmacsha256_update(st, message, UInt64(message.count))
-            _ = crypto_auth_hmacsha256_final(st, &out)
-        }
-        return out
-    }
-
-    /// Compares two byte strings in time independent of where they differ (`sodium_memcmp`).
+/// Comparison of secret-dependent bytes (tags, keys) in time independent of where they differ.
+public enum ConstantTime {
+    /// True when `a` and `b` are the same bytes (`sodium_memcmp`); a length difference is not hidden.
     public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         if a.isEmpty { return true }
+        _ = Digest.ready
         return a.withUnsafeBytes { x in b.withUnsafeBytes { y in sodium_memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
     }
 }

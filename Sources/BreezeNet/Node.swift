@@ -113,6 +113,10 @@ final class Node {
         o.durability = config.durability
         o.wallClock = config.wallClock
         log = try EventLog.open(at: config.dbPath, options: o)
+        guard config.credentials.replica == log.replica else {
+            log.close()
+            throw NodeError("the certificate is for replica \(config.credentials.replica), but \(config.dbPath) is replica \(log.replica)")
+        }
         startedMillis = SystemClock.nowMillis()
         check = .allocate(capacity: 1)
         idle = .allocate(capacity: 1)
@@ -294,10 +298,12 @@ final class Node {
 
     @discardableResult
     private func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) -> Peer? {
-        var sc = SyncSession.Config(replica: log.replica, scope: config.scope, secret: config.secret)
+        var sc = SyncSession.Config(credentials: config.credentials)
         sc.batchEvents = config.batchEvents
         sc.window = config.window
-        let peer = Peer(conn: conn, session: SyncSession(role: role, config: sc, nonce: SecureRandom.bytes(32)),
+        // Certificates are checked against the real clock (not `wallClock`, which tests shift).
+        let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
+        let peer = Peer(conn: conn, session: session,
                         address: address, dialer: dialer, now: now(), controlBudget: config.maxControlPerSecond)
         peers[ObjectIdentifier(peer)] = peer
         dialer?.peer = peer
@@ -339,8 +345,13 @@ final class Node {
     /// are held. Closing is kept for a peer that goes on flooding for `floodCloseMillis`.
     private func deliver(_ peer: Peer, _ messages: ArraySlice<Message>) {
         var rest = messages
-        while let m = rest.first {
+        while var m = rest.first {
             guard peers[ObjectIdentifier(peer)] != nil, !peer.conn.closing else { peer.held = []; return }
+            // A sealed frame is opened first, so its message counts against the budget like a plain one.
+            switch peer.session.unseal(m) {
+            case .message(let inner): m = inner; rest[rest.startIndex] = inner
+            case .refused(let actions): peer.held = []; perform(peer, actions); return
+            }
             switch m {
             case .ping, .pong, .vectors, .reset:
                 let t = now()
@@ -598,8 +609,7 @@ final class Node {
             } else if ackOverdue(peer, now: t) {
                 perform(peer, peer.session.abort(.timeout, "no acknowledgement for \(config.ackTimeoutMillis) ms"))
             } else if t - peer.lastSentMillis >= config.pingIntervalMillis {
-                peer.conn.send(Frame.encode(.ping(t)))
-                peer.lastSentMillis = t
+                perform(peer, peer.session.send(.ping(t)))
             }
         }
         writeStatus()

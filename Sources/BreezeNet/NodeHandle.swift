@@ -11,10 +11,9 @@ public struct NodeConfig: Sendable {
     public var listen: String?
     /// Peers to dial and keep dialling.
     public var peers: [String] = []
-    /// What the secret grants.
-    public var scope: Scope
-    /// The cluster secret, or the user's key.
-    public var secret: [UInt8]
+    /// This replica's device key, its certificate chain and the cluster authority's public key it trusts;
+    /// the scope comes from the certificate, whose replica id must be the database's.
+    public var credentials: SyncCredentials
     /// Commit durability.
     public var durability: EventLog.Durability = .full
     /// Stop on SIGINT and SIGTERM.
@@ -61,11 +60,10 @@ public struct NodeConfig: Sendable {
     /// connects or disconnects), and once when it stops.
     public var onStatus: (@Sendable (NodeStatus) -> Void)?
 
-    public init(dbPath: String, listen: String?, scope: Scope, secret: [UInt8]) {
+    public init(dbPath: String, listen: String?, credentials: SyncCredentials) {
         self.dbPath = dbPath
         self.listen = listen
-        self.scope = scope
-        self.secret = secret
+        self.credentials = credentials
     }
 }
 

@@ -4,8 +4,12 @@ import BreezeCore
 ///
 ///     u32 length (little-endian; bytes of type + payload, 1 ... maxLength) | u8 type | payload | u32 CRC-32C of type + payload
 ///
-/// The length is checked against `maxLength` before anything is allocated.
+/// except a sealed frame (type 0x30, section 2.1), which has no CRC: its authentication tag covers every byte,
+/// the header included. The length is checked against `maxLength` before anything is allocated.
 public enum Frame {
+    /// The type of a sealed frame.
+    public static let sealedType: UInt8 = 0x30
+
     /// Largest `length` accepted: 4 MiB.
     public static let maxLength = 4 << 20
     /// Largest `length` accepted before authentication (handshake messages are under 200 bytes): 64 KiB.
@@ -20,6 +24,7 @@ public enum Frame {
         var bytes = w.bytes
         let length = UInt32(bytes.count - 4)
         for i in 0..<4 { bytes[i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
+        if m.typeByte == sealedType { return bytes }
         let crc = CRC32C.checksum(bytes, 4..<bytes.count)
         for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i)))) }
         return bytes
@@ -50,18 +55,22 @@ public struct FrameDecoder: Sendable {
             guard length >= 1 && length <= maxLength else {
                 throw FrameError(code: .malformed, "frame length \(length) outside 1...\(maxLength)")
             }
-            guard buffer.count - start >= 4 + length + 4 else { break }
+            guard buffer.count - start >= 5 else { break }
+            let trailer = buffer[start + 4] == Frame.sealedType ? 0 : 4          // a sealed frame has no CRC
+            guard buffer.count - start >= 4 + length + trailer else { break }
             let body = (start + 4)..<(start + 4 + length)
-            var crc: UInt32 = 0
-            for i in 0..<4 { crc |= UInt32(buffer[body.upperBound + i]) << (8 * UInt32(i)) }
-            guard crc == CRC32C.checksum(buffer, body) else { throw FrameError(code: .malformed, "frame checksum mismatch") }
+            if trailer == 4 {
+                var crc: UInt32 = 0
+                for i in 0..<4 { crc |= UInt32(buffer[body.upperBound + i]) << (8 * UInt32(i)) }
+                guard crc == CRC32C.checksum(buffer, body) else { throw FrameError(code: .malformed, "frame checksum mismatch") }
+            }
             do {
                 out.append(try Message.decode(type: buffer[body.lowerBound], payload: buffer,
                                               range: (body.lowerBound + 1)..<body.upperBound))
             } catch let e {
                 throw FrameError(code: .malformed, e.description)
             }
-            start = body.upperBound + 4
+            start = body.upperBound + trailer
         }
         if start > 0 && (start == buffer.count || start > 65536) {
             buffer.removeFirst(start)

@@ -11,7 +11,7 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let unexpected = SyncErrorCode(rawValue: 2)
     /// No protocol version in common.
     public static let version = SyncErrorCode(rawValue: 3)
-    /// The peer could not prove it holds the secret, or its scope is not accepted.
+    /// The peer's handshake or certificate chain does not verify, or its scope is not accepted.
     public static let authentication = SyncErrorCode(rawValue: 4)
     /// The peer asked for, or sent, a stream it has no grant for.
     public static let forbidden = SyncErrorCode(rawValue: 5)
@@ -21,6 +21,8 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let shutdown = SyncErrorCode(rawValue: 7)
     /// Storing events failed on this side (disk full, ...).
     public static let storage = SyncErrorCode(rawValue: 8)
+    /// The frame counter of this session's key reached its limit: a new session (new keys) is needed.
+    public static let exhausted = SyncErrorCode(rawValue: 9)
 
     public var description: String {
         switch rawValue {
@@ -32,30 +34,40 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
         case 6: return "timeout"
         case 7: return "shutdown"
         case 8: return "storage"
+        case 9: return "exhausted"
         default: return "code \(rawValue)"
         }
     }
 }
 
 /// One message of the sync protocol. Layouts in `Protocol/sync.md` section 3.
+///
+/// In version 3 the handshake (`handshake1`, `handshake2`, `handshake3`) travels in plain frames; after it every
+/// message travels inside a `sealed` frame (encrypted and authenticated, section 2.1) and `SyncSession` seals
+/// and opens them. `hello` is the first message of versions 1 and 2, decoded only to refuse it.
 public enum Message: Equatable, Sendable {
-    /// Client, first: versions it speaks, who it is, what it claims to hold, a fresh nonce.
+    /// Versions 1 and 2 (unencrypted): a client's first message. A version-3 side answers it with error 3.
     case hello(minVersion: UInt16, maxVersion: UInt16, replica: ReplicaID, scope: Scope, nonce: [UInt8])
-    /// Server: the chosen version, who it is, its scope, its nonce and its proof of the key.
-    case challenge(version: UInt16, replica: ReplicaID, scope: Scope, nonce: [UInt8], proof: [UInt8])
-    /// Client: its proof of the key.
-    case auth(proof: [UInt8])
-    /// Server: authenticated; sync may start.
-    case ready
+    /// Client, first: the versions it offers (also in the handshake's prologue) and its ephemeral X25519 key
+    /// (Noise message 1: `e`, empty payload).
+    case handshake1(minVersion: UInt16, maxVersion: UInt16, ephemeral: [UInt8])
+    /// Server: Noise message 2 (`e, ee, s, es` and the encrypted payload: chosen version, offered versions,
+    /// certificate chain).
+    case handshake2(noise: [UInt8])
+    /// Client: Noise message 3 (`s, se` and the encrypted payload: certificate chain).
+    case handshake3(noise: [UInt8])
+    /// After the handshake: one message (its type byte and payload) encrypted and authenticated with the
+    /// direction's key and the next nonce; the bytes are ciphertext then the 16-byte tag.
+    case sealed([UInt8])
     /// What the sender holds of each stream; the receiver sends everything else it may.
     case vectors([StreamVector])
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])
-    /// Version 2: a batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check,
-    /// then event records). The bytes only make sense to the `PackedDecoder` of this connection and
-    /// direction; the batch number is implicit (the previous one + 1) and covered by the check.
+    /// A batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check, then event
+    /// records). The bytes only make sense to the `PackedDecoder` of this connection and direction; the batch
+    /// number is implicit (the previous one + 1) and covered by the check.
     case packed([UInt8])
-    /// Version 2: the sender starts its packed dictionaries over; the receiver empties its `PackedDecoder`.
+    /// The sender starts its packed dictionaries over; the receiver empties its `PackedDecoder`.
     case reset
     /// The batch is committed on the receiver: how many were new and how many it already had.
     case ack(batch: UInt64, inserted: UInt32, duplicates: UInt32)
@@ -70,9 +82,10 @@ public enum Message: Equatable, Sendable {
     public var typeByte: UInt8 {
         switch self {
         case .hello: return 0x01
-        case .challenge: return 0x02
-        case .auth: return 0x03
-        case .ready: return 0x04
+        case .handshake1: return 0x05
+        case .handshake2: return 0x06
+        case .handshake3: return 0x07
+        case .sealed: return 0x30
         case .vectors: return 0x10
         case .events: return 0x11
         case .ack: return 0x12
@@ -84,18 +97,28 @@ public enum Message: Equatable, Sendable {
         }
     }
 
-    /// Nonces and proofs are 32 bytes.
+    /// Version 1 and 2 nonces and X25519 keys are 32 bytes.
     public static let nonceLength = 32
+    /// Shortest Noise message 2 (`e`, encrypted `s`, an empty encrypted payload) and message 3.
+    static let handshake2MinLength = 32 + 48 + 16, handshake3MinLength = 48 + 16
+    /// Shortest sealed payload: a type byte and the tag.
+    static let sealedMinLength = 1 + 16
+
+    /// True for the types that travel inside `sealed` frames after the handshake (section 2.1).
+    static func isSealable(_ type: UInt8) -> Bool {
+        switch type {
+        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x7F: return true
+        default: return false
+        }
+    }
 
     /// The payload bytes (after the type byte).
     public func encodePayload(into w: inout ByteWriter) {
         switch self {
         case .hello(let lo, let hi, let replica, let scope, let nonce):
             w.u16(lo); w.u16(hi); w.u64(replica.rawValue); w.string(scope.description); w.raw(nonce)
-        case .challenge(let v, let replica, let scope, let nonce, let proof):
-            w.u16(v); w.u64(replica.rawValue); w.string(scope.description); w.raw(nonce); w.raw(proof)
-        case .auth(let proof): w.raw(proof)
-        case .ready: break
+        case .handshake1(let lo, let hi, let ephemeral): w.u16(lo); w.u16(hi); w.raw(ephemeral)
+        case .handshake2(let noise), .handshake3(let noise), .sealed(let noise): w.raw(noise)
         case .vectors(let list):
             var dict: [StreamID: VersionVector] = [:]
             for sv in list { dict[sv.stream] = sv.vector }
@@ -126,11 +149,18 @@ public enum Message: Equatable, Sendable {
         case 0x01:
             let lo = try r.u16(), hi = try r.u16(), replica = ReplicaID(rawValue: try r.u64())
             m = .hello(minVersion: lo, maxVersion: hi, replica: replica, scope: try scope(&r), nonce: try nonce(&r))
-        case 0x02:
-            let v = try r.u16(), replica = ReplicaID(rawValue: try r.u64()), sc = try scope(&r)
-            m = .challenge(version: v, replica: replica, scope: sc, nonce: try nonce(&r), proof: try nonce(&r))
-        case 0x03: m = .auth(proof: try nonce(&r))
-        case 0x04: m = .ready
+        case 0x05:
+            let lo = try r.u16(), hi = try r.u16()
+            m = .handshake1(minVersion: lo, maxVersion: hi, ephemeral: try nonce(&r))
+        case 0x06:
+            guard range.count >= handshake2MinLength else { throw DecodingError.truncated("handshake2") }
+            m = .handshake2(noise: try r.raw(range.count))
+        case 0x07:
+            guard range.count >= handshake3MinLength else { throw DecodingError.truncated("handshake3") }
+            m = .handshake3(noise: try r.raw(range.count))
+        case 0x30:
+            guard range.count >= sealedMinLength else { throw DecodingError.truncated("sealed frame") }
+            m = .sealed(try r.raw(range.count))
         case 0x10:
             let list = try StreamVectors.decode(from: &r)
             guard Set(list.map(\.0)).count == list.count else { throw DecodingError.malformed("a stream listed twice") }

@@ -1,7 +1,7 @@
 import BreezeCore
 import BreezeCrypto
 
-/// The compact event form of protocol version 2 (`Protocol/sync.md` section 3.1): what both ends of one
+/// The compact event form (protocol version 2 onwards, `Protocol/sync.md` section 3.1): what both ends of one
 /// direction of a connection agree on. `PackedEncoder` writes `packed` payloads, `PackedDecoder` reads them;
 /// both keep the same four dictionaries (streams, types, origins, keys) and the same delta bases, which
 /// start empty on every connection and after every `reset` message.

@@ -1,9 +1,7 @@
 public import BreezeCore
-import BreezeCrypto
 
-/// What a replica may sync, fixed by the secret it holds: the cluster secret grants every stream; a user's
-/// secret (derived from the cluster secret) grants read and write on `user:<id>` and `health:<id>` and
-/// read-only on `public`.
+/// What a replica may sync, fixed by its certificate (`Certificate.scope`): `cluster` grants every stream;
+/// `user:<id>` grants read and write on `user:<id>` and `health:<id>` and read-only on `public`.
 public enum Scope: Hashable, Sendable, CustomStringConvertible {
     case cluster
     case user(String)
@@ -34,32 +32,15 @@ public enum Scope: Hashable, Sendable, CustomStringConvertible {
         case (.user(let x), .user(let y)): return x == y ? .user(x) : nil
         }
     }
-
-    /// The shared key for a session of this scope, from the secret a replica holds (`own` is that replica's
-    /// scope). A cluster replica derives any user's key; a user replica has only its own.
-    public func key(ownScope: Scope, secret: [UInt8]) -> [UInt8]? {
-        switch (self, ownScope) {
-        case (.cluster, .cluster): return secret
-        case (.user(let id), .cluster): return Scope.userKey(clusterSecret: secret, user: id)
-        case (.user(let id), .user(let mine)) where id == mine: return secret
-        default: return nil
-        }
-    }
-
-    /// A user's secret: HMAC-SHA-256(cluster secret, "breeze user key v1" 0x00 user id). A device gets this
-    /// value (`breeze secret derive`), never the cluster secret.
-    public static func userKey(clusterSecret: [UInt8], user: String) -> [UInt8] {
-        HMAC.sha256(key: clusterSecret, message: Array("breeze user key v1".utf8) + [0] + Array(user.utf8))
-    }
 }
 
 /// What each side of a session may do with a stream, given the session scope and which side is the cluster.
 public struct Grants: Sendable, Equatable {
     /// The session scope.
     public let scope: Scope
-    /// Whether this side holds the cluster secret (it may send `public` to a user-scoped peer).
+    /// Whether this side's certificate has scope `cluster` (it may send `public` to a user-scoped peer).
     public let localIsCluster: Bool
-    /// Whether the peer holds the cluster secret.
+    /// Whether the peer's certificate, verified against the cluster authority, has scope `cluster`.
     public let peerIsCluster: Bool
 
     /// Makes grants.

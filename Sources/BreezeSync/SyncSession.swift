@@ -5,10 +5,18 @@ import BreezeCrypto
 /// method that returns the `Action`s the shell must carry out. The shell (`BreezeNet`) owns the socket,
 /// the timers and the database; tests drive this type directly.
 ///
-/// Handshake (`Protocol/sync.md` section 4): the client sends `hello` with a fresh nonce; the server answers
-/// `challenge` with its own nonce and an HMAC proof over both nonces; the client checks it and answers
-/// `auth` with its proof; the server checks that and sends `ready`. The secret never crosses the wire, and a
-/// recorded handshake cannot be replayed because each side's proof covers the other side's fresh nonce.
+/// Handshake (`Protocol/sync.md` section 4, version 3): `Noise_XX_25519_ChaChaPoly_BLAKE2b`. The client sends
+/// `handshake1` (the versions it offers, which are also the handshake's prologue, and an ephemeral key); the
+/// server answers `handshake2` (its ephemeral key, its static key and, encrypted, the version it chose, the
+/// versions it offers and its certificate chain); the client checks that chain against the cluster authority
+/// it trusts before it answers `handshake3` (its static key and chain, encrypted). Each side is authenticated
+/// by the static key its certificate binds to its replica id and scope; the session keys come from ephemeral
+/// keys (forward secrecy); a rewritten version or any other byte of the transcript makes the handshake fail;
+/// a recorded session cannot be replayed (new ephemeral keys every time). Versions 1 and 2, which were not
+/// encrypted, are refused.
+///
+/// Transport (section 2.1): every frame after the handshake is sealed (`SealedChannel`). A frame that does not
+/// open ends the session before anything of it is used.
 ///
 /// Sync (section 6): each side sends `vectors` (what it holds); each side then streams, in log order, the
 /// events the other lacks and may read, in numbered batches with at most `window` unacknowledged. A
@@ -20,34 +28,36 @@ public struct SyncSession: Sendable {
 
     /// Settings of one side.
     public struct Config: Sendable {
-        /// This replica.
-        public var replica: ReplicaID
-        /// What this replica's secret grants.
-        public var scope: Scope
-        /// The cluster secret (scope `.cluster`) or this user's key (scope `.user`).
-        public var secret: [UInt8]
+        /// This replica's device key, certificate chain and the cluster authority it trusts.
+        public var credentials: SyncCredentials
         /// Most events in one batch.
-        public var batchEvents = 2048
+        public var batchEvents = SyncSession.defaultBatchEvents
         /// Most encoded bytes in one batch (well under the frame limit).
         public var batchBytes = 512 * 1024
         /// Most unacknowledged batches in flight.
         public var window = 4
-        /// The protocol versions this side offers (within `SyncSession.versions`; tests narrow it to speak
-        /// version 1).
+        /// The protocol versions this side offers (within `SyncSession.versions`).
         public var versions = SyncSession.versions
-        /// Dictionary sizes of the packed encoder (version 2); at most the protocol's, smaller in tests.
+        /// Dictionary sizes of the packed encoder; at most the protocol's, smaller in tests.
         public var packedLimits = Packed.Limits.protocolDefault
+        /// Frames one direction may seal with its key: nonces run from 0 to `nonceLimit` - 1, and the frame
+        /// with the last one is an `error` (exhausted) that ends the session, so a nonce never wraps. Noise
+        /// reserves 2^64 - 1, the default limit; tests lower it.
+        public var nonceLimit = UInt64.max
 
-        public init(replica: ReplicaID, scope: Scope, secret: [UInt8]) {
-            self.replica = replica
-            self.scope = scope
-            self.secret = secret
+        public init(credentials: SyncCredentials) {
+            self.credentials = credentials
         }
+
+        /// This replica (from its certificate).
+        public var replica: ReplicaID { credentials.replica }
+        /// What this replica's certificate grants.
+        public var scope: Scope { credentials.scope }
     }
 
     /// Where the session is.
     public enum State: Equatable, Sendable {
-        case idle, awaitingHello, awaitingChallenge, awaitingAuth, awaitingReady, ready, closed
+        case idle, awaitingHandshake1, awaitingHandshake2, awaitingHandshake3, ready, closed
     }
 
     /// What the shell must do.
@@ -66,61 +76,103 @@ public struct SyncSession: Sendable {
         case resendVectors
     }
 
+    /// What `unseal` made of a message from the wire.
+    public enum Unsealed: Equatable, Sendable {
+        /// The message to hand to `receive`: the one a sealed frame carried, or the message itself when it was
+        /// not sealed.
+        case message(Message)
+        /// The frame did not open: the session is closed; carry out these actions.
+        case refused([Action])
+    }
+
     public let role: Role
     public let config: Config
-    private let nonce: [UInt8]
+    /// When the session started (wall clock, milliseconds): certificates must be valid then.
+    public let nowMillis: UInt64
+    private var noise: NoiseXXHandshake
+    private var channel: SealedChannel?
+    /// Messages `unseal` opened that `receive` has not been given yet.
+    private var unsealedPending = 0
+    /// True once a sealed frame from the peer has opened (from then on a plain frame of any kind is refused).
+    private var openedAny = false
     /// The current state.
     public private(set) var state: State = .idle
     /// The protocol version of this session, once the handshake chose it.
     public private(set) var version: UInt16?
     /// The authenticated peer.
     public private(set) var peerReplica: ReplicaID?
+    /// The peer's verified device certificate.
+    public private(set) var peerCertificate: Certificate?
     /// The grants of this session, once authenticated.
     public private(set) var grants: Grants?
+    /// The handshake hash once the handshake is complete: both sides hold the same 64 bytes, which name the
+    /// session (channel binding).
+    public private(set) var handshakeHash: [UInt8]?
     /// What the peer holds, as far as this side knows (its vectors, plus what was sent to or received from it).
     public private(set) var peerVectors: [StreamID: VersionVector] = [:]
     /// The local log position (sequence number) up to which events were considered for this peer.
     public private(set) var cursor: Int64 = 0
     /// Events sent and received on this session.
     public private(set) var sentEvents = 0, receivedEvents = 0
-    private var peerNonce: [UInt8] = []
-    private var peerScope: Scope?
-    private var key: [UInt8] = []
     private var vectorsReceived = false
     private var nextBatch: UInt64 = 1
     private var inFlight: [UInt64: Int] = [:]
     /// The number the peer's next `events` must carry: batches arrive numbered 1, 2, 3, ...
     private var expectedBatch: UInt64 = 1
-    /// Version 2: the packed-event contexts of this connection, one per direction (`Protocol/sync.md` 3.1).
+    /// The packed-event contexts of this connection, one per direction (`Protocol/sync.md` 3.1).
     private var packer: PackedEncoder
     private var unpacker = PackedDecoder()
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
     /// get none for too long).
     public private(set) var acksReceived = 0
 
-    /// The protocol versions this build speaks: 1 (self-describing events) and 2 (packed events).
-    public static let versions: ClosedRange<UInt16> = 1...2
+    /// The default `Config.batchEvents`.
+    public static let defaultBatchEvents = 2048
 
-    /// A session; `nonce` must be 32 fresh random bytes (`SecureRandom.bytes(32)`), injected for tests.
-    public init(role: Role, config: Config, nonce: [UInt8]) {
-        precondition(nonce.count == Message.nonceLength)
+    /// The protocol versions this build speaks: 3 only (sealed). Versions 1 and 2 sent everything in clear and
+    /// are refused, so no attacker can make two Breeze replicas downgrade to them.
+    public static let versions: ClosedRange<UInt16> = 3...3
+    /// The label at the start of the handshake's prologue.
+    public static let prologueLabel = "breeze-sync"
+
+    /// The handshake's prologue: the label and the versions the client offers (as `handshake1` carries them).
+    public static func prologue(minVersion: UInt16, maxVersion: UInt16) -> [UInt8] {
+        var w = ByteWriter(capacity: 16)
+        w.string(prologueLabel)
+        w.u16(minVersion)
+        w.u16(maxVersion)
+        return w.bytes
+    }
+
+    /// A session. `ephemeralKey` must be 32 fresh random bytes (`SecureRandom.bytes(32)`): the X25519 private
+    /// key of this connection only (injected so tests and test vectors are reproducible). `nowMillis` is the
+    /// wall clock against which the peer's certificates are checked.
+    public init(role: Role, config: Config, ephemeralKey: [UInt8], nowMillis: UInt64) {
+        precondition(ephemeralKey.count == X25519.keyLength)
         precondition(Self.versions.contains(config.versions.lowerBound) && Self.versions.contains(config.versions.upperBound))
         self.role = role
         packer = PackedEncoder(limits: config.packedLimits)
         self.config = config
-        self.nonce = nonce
+        self.nowMillis = nowMillis
+        // The server learns the client's versions (its prologue) from `handshake1`; until then a placeholder.
+        noise = NoiseXXHandshake(role: role == .client ? .initiator : .responder,
+                                 prologue: Self.prologue(minVersion: config.versions.lowerBound, maxVersion: config.versions.upperBound),
+                                 staticPrivateKey: config.credentials.staticPrivateKey, ephemeralPrivateKey: ephemeralKey)
+        self.ephemeralKey = ephemeralKey
     }
+    private let ephemeralKey: [UInt8]
 
-    /// Starts the session: the client sends `hello`, the server waits for one.
+    /// Starts the session: the client sends `handshake1`, the server waits for one.
     public mutating func start() -> [Action] {
         guard state == .idle else { return [] }
         switch role {
         case .client:
-            state = .awaitingChallenge
-            return [.send(.hello(minVersion: config.versions.lowerBound, maxVersion: config.versions.upperBound,
-                                 replica: config.replica, scope: config.scope, nonce: nonce))]
+            state = .awaitingHandshake2
+            let e: [UInt8]
+            do { e = try noise.writeMessage(payload: []) } catch { return fail(.authentication, error.description) }
+            return [.send(.handshake1(minVersion: config.versions.lowerBound, maxVersion: config.versions.upperBound, ephemeral: e))]
         case .server:
-            state = .awaitingHello
+            state = .awaitingHandshake1
             return []
         }
     }
@@ -139,61 +191,211 @@ public struct SyncSession: Sendable {
 
     // MARK: Input: a message from the peer
 
-    /// Handles one message from the peer.
+    /// Opens a sealed frame from the wire into the message it carries, so the shell can see what it is (its
+    /// flood budget counts pings, pongs, vectors and resets) before handing it to `receive`. Every message this
+    /// returns must be given to `receive`, once and in order; a message that is not sealed, or any message
+    /// before the handshake is complete, comes back unchanged. A frame that does not open closes the session.
+    public mutating func unseal(_ m: Message) -> Unsealed {
+        guard state == .ready, case .sealed(let payload) = m else { return .message(m) }
+        guard channel!.receive.nonce < config.nonceLimit else {
+            return .refused(fail(.exhausted, "the peer sealed more than \(config.nonceLimit) frames with one key"))
+        }
+        do {
+            let inner = try channel!.open(payload)
+            openedAny = true
+            unsealedPending += 1
+            return .message(inner)
+        } catch {
+            return .refused(fail(error.code, error.description))
+        }
+    }
+
+    /// Opens a sealed message as `unseal` does but without handing it on: for tests that read what the peer
+    /// sent (the receive nonce advances as it would).
+    mutating func inspect(_ m: Message) throws(FrameError) -> Message {
+        guard case .sealed(let payload) = m, channel != nil else { return m }
+        return try channel!.open(payload)
+    }
+
+    /// The nonce the next sealed frame this side sends will use (nil before the handshake is complete).
+    var sendNonce: UInt64? { channel?.send.nonce }
+
+    /// This side's transport keys (send, receive), for the test vectors.
+    var transportKeys: (send: [UInt8], receive: [UInt8])? {
+        guard let c = channel, let s = c.send.keyBytes, let r = c.receive.keyBytes else { return nil }
+        return (s, r)
+    }
+
+    /// Handles one message from the peer: a frame from the wire (a sealed one is opened here), or a message
+    /// `unseal` returned.
     public mutating func receive(_ m: Message) -> [Action] {
+        if state == .ready {
+            if case .sealed = m {
+                switch unseal(m) {
+                case .message(let inner):
+                    unsealedPending -= 1
+                    return handleSealed(inner)
+                case .refused(let actions):
+                    return actions
+                }
+            }
+            if unsealedPending > 0 {
+                unsealedPending -= 1
+                return handleSealed(m)
+            }
+            // A plain `error` right after the handshake is the server refusing `handshake3` (it has no
+            // transport keys for a client it does not accept): it only closes. Any other plain frame after
+            // the handshake is refused: it would be unauthenticated.
+            if case .error(let code, let message) = m, !openedAny {
+                state = .closed
+                return [.close(reason: "peer refused the handshake: \(code): \(message)")]
+            }
+            return fail(.unexpected, "message 0x\(String(m.typeByte, radix: 16)) not sealed after the handshake")
+        }
         switch (state, m) {
         case (.closed, _):
             return []
         case (_, .error(let code, let message)):
             state = .closed
             return [.close(reason: "peer reported \(code): \(message)")]
-        case (.awaitingHello, .hello(let lo, let hi, let replica, let scope, let peerNonce)):
-            guard lo <= config.versions.upperBound && hi >= config.versions.lowerBound && lo <= hi else {
-                return fail(.version, "no common protocol version (peer speaks \(lo)...\(hi), this side \(config.versions))")
-            }
-            guard replica != config.replica else { return fail(.unexpected, "connected to itself") }
-            guard let sessionScope = Scope.session(config.scope, scope),
-                  let key = sessionScope.key(ownScope: config.scope, secret: config.secret) else {
-                return fail(.authentication, "scope \(scope) is not accepted by a replica of scope \(config.scope)")
-            }
-            self.peerNonce = peerNonce
-            self.peerScope = scope
-            self.peerReplica = replica
-            self.key = key
-            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: trustsClusterClaim(scope))
-            state = .awaitingAuth
-            let version = min(hi, config.versions.upperBound)
-            self.version = version
-            return [.send(.challenge(version: version, replica: config.replica, scope: config.scope, nonce: nonce,
-                                     proof: proof(label: "server")))]
-        case (.awaitingChallenge, .challenge(let version, let replica, let scope, let peerNonce, let peerProof)):
-            guard config.versions.contains(version) else { return fail(.version, "server chose version \(version)") }
-            guard replica != config.replica else { return fail(.unexpected, "connected to itself") }
-            guard let sessionScope = Scope.session(config.scope, scope),
-                  let key = sessionScope.key(ownScope: config.scope, secret: config.secret) else {
-                return fail(.authentication, "server scope \(scope) is not accepted by a replica of scope \(config.scope)")
-            }
-            self.peerNonce = peerNonce
-            self.peerScope = scope
-            self.peerReplica = replica
-            self.key = key
-            guard HMAC.equal(peerProof, proof(label: "server")) else {
-                return fail(.authentication, "the server could not prove it holds the secret")
-            }
-            grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: trustsClusterClaim(scope))
-            self.version = version
-            state = .awaitingReady
-            return [.send(.auth(proof: proof(label: "client")))]
-        case (.awaitingAuth, .auth(let peerProof)):
-            guard HMAC.equal(peerProof, proof(label: "client")) else {
-                return fail(.authentication, "the client could not prove it holds the secret")
-            }
-            state = .ready
-            return [.send(.ready), .authenticated(peer: peerReplica!, scope: grants!.scope)]
-        case (.awaitingReady, .ready):
-            state = .ready
-            return [.authenticated(peer: peerReplica!, scope: grants!.scope)]
-        case (.ready, .vectors(let list)):
+        case (.awaitingHandshake1, .hello(let lo, let hi, _, _, _)):
+            return fail(.version, "protocol versions \(lo)...\(hi) are not spoken here: only version 3 (sealed); versions 1 and 2 sent everything in clear and are refused")
+        case (.awaitingHandshake1, .handshake1(let lo, let hi, let e)):
+            return receiveHandshake1(lo, hi, e)
+        case (.awaitingHandshake2, .handshake2(let message)):
+            return receiveHandshake2(message)
+        case (.awaitingHandshake3, .handshake3(let message)):
+            return receiveHandshake3(message)
+        default:
+            return fail(.unexpected, "message 0x\(String(m.typeByte, radix: 16)) is not allowed in state \(state)")
+        }
+    }
+
+    /// Server: the client's versions and ephemeral key. Answers with `handshake2`.
+    private mutating func receiveHandshake1(_ lo: UInt16, _ hi: UInt16, _ e: [UInt8]) -> [Action] {
+        guard lo <= hi, lo <= config.versions.upperBound, hi >= config.versions.lowerBound else {
+            return fail(.version, "no common protocol version (peer offers \(lo)...\(hi), this side \(config.versions))")
+        }
+        // The prologue is the client's offer as it arrived: if anything rewrote it on the way, the client's
+        // prologue differs and it cannot open `handshake2`.
+        noise = NoiseXXHandshake(role: .responder, prologue: Self.prologue(minVersion: lo, maxVersion: hi),
+                                 staticPrivateKey: config.credentials.staticPrivateKey, ephemeralPrivateKey: ephemeralKey)
+        let chosen = min(hi, config.versions.upperBound)
+        var w = ByteWriter(capacity: 512)
+        w.u16(chosen)
+        w.u16(config.versions.lowerBound)
+        w.u16(config.versions.upperBound)
+        w.array(config.credentials.chain) { w, c in w.blob(c.encoded) }
+        let reply: [UInt8]
+        do {
+            _ = try noise.readMessage(e)
+            reply = try noise.writeMessage(payload: w.bytes)
+        } catch {
+            return fail(.authentication, "handshake: \(error.description)")
+        }
+        version = chosen
+        state = .awaitingHandshake3
+        return [.send(.handshake2(noise: reply))]
+    }
+
+    /// Client: the server's keys, version and chain. Verifies the server before revealing anything of its own;
+    /// answers with `handshake3` and is then ready.
+    private mutating func receiveHandshake2(_ message: [UInt8]) -> [Action] {
+        let payload: [UInt8]
+        do { payload = try noise.readMessage(message) } catch {
+            return fail(.authentication, "handshake2 does not open (\(error.description)): a different transcript (the offered versions or another byte rewritten on the way), or not a Breeze version-3 server")
+        }
+        var r = ByteReader(payload)
+        let chosen: UInt16, serverVersions: ClosedRange<UInt16>, chain: [Certificate]
+        do {
+            chosen = try r.u16()
+            let lo = try r.u16(), hi = try r.u16()
+            guard lo <= hi else { return fail(.malformed, "handshake2: server versions \(lo)...\(hi)") }
+            serverVersions = lo...hi
+            chain = try Self.decodeChain(&r)
+            try r.expectEnd("handshake2 payload")
+        } catch {
+            return fail(.malformed, "handshake2: \(error)")
+        }
+        // A downgrade is refused: the server must pick the highest version both offer.
+        guard config.versions.contains(chosen), serverVersions.contains(chosen),
+              chosen == min(config.versions.upperBound, serverVersions.upperBound) else {
+            return fail(.version, "server chose version \(chosen) (it offers \(serverVersions), this side \(config.versions))")
+        }
+        if let refusal = authenticatePeer(chain) { return refusal }
+        var w = ByteWriter(capacity: 512)
+        w.array(config.credentials.chain) { w, c in w.blob(c.encoded) }
+        let reply: [UInt8]
+        do { reply = try noise.writeMessage(payload: w.bytes) } catch {
+            return fail(.authentication, "handshake: \(error.description)")
+        }
+        version = chosen
+        return [.send(.handshake3(noise: reply))] + becomeReady()
+    }
+
+    /// Server: the client's static key and chain.
+    private mutating func receiveHandshake3(_ message: [UInt8]) -> [Action] {
+        let payload: [UInt8]
+        do { payload = try noise.readMessage(message) } catch {
+            return fail(.authentication, "handshake3 does not open (\(error.description)): not the client that sent handshake1, or bytes rewritten on the way")
+        }
+        var r = ByteReader(payload)
+        let chain: [Certificate]
+        do {
+            chain = try Self.decodeChain(&r)
+            try r.expectEnd("handshake3 payload")
+        } catch {
+            return fail(.malformed, "handshake3: \(error)")
+        }
+        if let refusal = authenticatePeer(chain) { return refusal }
+        return becomeReady()
+    }
+
+    static func decodeChain(_ r: inout ByteReader) throws -> [Certificate] {
+        let blobs = try r.array { (r: inout ByteReader) throws(DecodingError) in try r.blob() }
+        guard (1...CertificateChain.maxLength).contains(blobs.count) else {
+            throw CertificateError("a chain of \(blobs.count) certificates")
+        }
+        return try blobs.map { b throws(CertificateError) in try Certificate(decoding: b) }
+    }
+
+    /// Checks the peer's chain against the trusted authority, that it certifies the static key the peer
+    /// proved it holds, and the scopes; sets the peer and the grants. Returns the refusal, if any.
+    private mutating func authenticatePeer(_ chain: [Certificate]) -> [Action]? {
+        let device: Certificate
+        do { device = try CertificateChain.verify(chain, authority: config.credentials.authority, nowMillis: nowMillis) } catch {
+            return fail(.authentication, "peer certificate refused: \(error.description)")
+        }
+        // The certificate binds the replica id to this key: only the holder of the key can claim the replica.
+        guard let rs = noise.remoteStatic, Ed25519.x25519PublicKey(device.key) == rs else {
+            return fail(.authentication, "the peer's certificate is for another key than the one it proved it holds")
+        }
+        guard device.replica != config.replica else { return fail(.unexpected, "connected to itself") }
+        guard let sessionScope = Scope.session(config.scope, device.scope) else {
+            return fail(.authentication, "scope \(device.scope) cannot sync with a replica of scope \(config.scope)")
+        }
+        peerReplica = device.replica
+        peerCertificate = device
+        // The cluster side is the one whose certificate says cluster: the cluster authority signed it.
+        grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: device.scope == .cluster)
+        return nil
+    }
+
+    private mutating func becomeReady() -> [Action] {
+        let (send, receive) = noise.split()
+        channel = SealedChannel(send: send, receive: receive)
+        handshakeHash = noise.handshakeHash
+        state = .ready
+        return [.authenticated(peer: peerReplica!, scope: grants!.scope)]
+    }
+
+    /// A message the peer sealed, opened.
+    private mutating func handleSealed(_ m: Message) -> [Action] {
+        switch m {
+        case .error(let code, let message):
+            state = .closed
+            return [.close(reason: "peer reported \(code): \(message)")]
+        case .vectors(let list):
             var vectors: [StreamID: VersionVector] = [:]
             for sv in list {
                 guard grants!.peerMayRead(sv.stream) else {
@@ -205,25 +407,24 @@ public struct SyncSession: Sendable {
             vectorsReceived = true
             cursor = 0
             return [.rescan]
-        case (.ready, .events(let batch, let events)):
-            // TCP neither loses, repeats nor reorders bytes, so a number out of sequence means a broken
-            // middlebox or a bug: end the session; the next one resumes from vectors, nothing applied twice.
+        case .events(let batch, let events):
+            // The channel itself refuses a frame lost, repeated or reordered; the batch number is checked too,
+            // so a sender's bug cannot make two batches share one acknowledgement.
             guard batch == expectedBatch else {
                 return fail(.unexpected, "batch \(batch) out of sequence (expected \(expectedBatch))")
             }
             return accept(events)
-        case (.ready, .packed(let payload)) where version! >= 2:
-            // The batch number is implicit; the check covers it, the dictionaries and every event, so a frame
-            // lost, repeated or reordered fails here and nothing of it is stored.
+        case .packed(let payload):
+            // The batch number is implicit; the check covers it, the dictionaries and every event.
             let events: [Event]
             do { events = try unpacker.decode(batch: expectedBatch, payload: payload) } catch {
                 return fail(error.code, error.description)
             }
             return accept(events)
-        case (.ready, .reset) where version! >= 2:
+        case .reset:
             unpacker.reset()
             return []
-        case (.ready, .ack(let batch, _, _)):
+        case .ack(let batch, _, _):
             guard inFlight[batch] != nil else {
                 return fail(.unexpected, "acknowledgement of unknown batch \(batch)")
             }
@@ -235,9 +436,9 @@ public struct SyncSession: Sendable {
             inFlight.removeValue(forKey: batch)
             acksReceived += 1
             return []
-        case (.ready, .ping(let v)):
-            return [.send(.pong(v))]
-        case (.ready, .pong):
+        case .ping(let v):
+            return emit(.pong(v))
+        case .pong:
             return []
         default:
             return fail(.unexpected, "message 0x\(String(m.typeByte, radix: 16)) is not allowed in state \(state)")
@@ -270,7 +471,14 @@ public struct SyncSession: Sendable {
         guard state == .ready, let grants else { return [] }
         let list = local.filter { grants.peerMayWrite($0.key) }.sorted { $0.key < $1.key }
             .map { StreamVector(stream: $0.key, vector: $0.value) }
-        return [.send(.vectors(list))]
+        return emit(.vectors(list))
+    }
+
+    /// Sends a message of the shell's own (the keep-alive `ping`), sealed; nothing before the handshake is
+    /// complete or after the session closed.
+    public mutating func send(_ m: Message) -> [Action] {
+        guard state == .ready else { return [] }
+        return emit(m)
     }
 
     /// The events of batch `batch` are committed (with this report): acknowledge it. Events refused as
@@ -279,7 +487,7 @@ public struct SyncSession: Sendable {
     /// the two sides rescan in a loop). `nowMillis` is the shell's clock.
     public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int, nowMillis: UInt64 = 0) -> [Action] {
         guard state == .ready else { return [] }
-        var out: [Action] = [.send(.ack(batch: batch, inserted: UInt32(clamping: inserted), duplicates: UInt32(clamping: duplicates)))]
+        var out = emit(.ack(batch: batch, inserted: UInt32(clamping: inserted), duplicates: UInt32(clamping: duplicates)))
         if gaps > 0 && (lastResyncMillis == nil || nowMillis >= lastResyncMillis! + Self.resyncIntervalMillis) {
             lastResyncMillis = nowMillis
             out.append(.resendVectors)
@@ -314,11 +522,11 @@ public struct SyncSession: Sendable {
             nextBatch += 1
             inFlight[id] = batch.count
             sentEvents += batch.count
-            // Version 2 packs the batch; one that cannot be packed (limits) travels self-describing.
-            if version! >= 2, let messages = packer.encode(batch: id, events: batch) {
-                out += messages.map { .send($0) }
+            // The batch travels packed; one that cannot be packed (limits) travels self-describing.
+            if let messages = packer.encode(batch: id, events: batch) {
+                for m in messages { out += emit(m) }
             } else {
-                out.append(.send(.events(batch: id, events: batch)))
+                out += emit(.events(batch: id, events: batch))
             }
             batch = []
             bytes = 0
@@ -350,32 +558,24 @@ public struct SyncSession: Sendable {
 
     // MARK: Helpers
 
-    /// Whether to believe a peer that says it holds the cluster secret. A cluster replica proved it with the
-    /// cluster key itself. A user replica cannot check the claim: in a `user:X` session both sides prove
-    /// with X's key, so another device of X could pose as the cluster and write `public`. A user replica
-    /// therefore believes the claim only from a peer it dialled itself (a server its owner configured),
-    /// never from an inbound connection (`Protocol/sync.md` section 5).
-    private func trustsClusterClaim(_ peerScope: Scope) -> Bool {
-        guard peerScope == .cluster else { return false }
-        return config.scope == .cluster || role == .client
+    /// `m` as it goes on the wire: sealed once the handshake is complete, as it is before. The frame with the
+    /// last nonce below `nonceLimit` is reserved for the `error` that ends the session.
+    private mutating func emit(_ m: Message) -> [Action] {
+        guard channel != nil else { return [.send(m)] }
+        let isError: Bool
+        if case .error = m { isError = true } else { isError = false }
+        guard state == .ready || isError else { return [] }
+        if !isError && channel!.send.nonce >= config.nonceLimit - 1 {
+            return fail(.exhausted, "\(config.nonceLimit - 1) frames sealed with this session's key; the next session has new keys")
+        }
+        do { return [.send(try channel!.seal(m))] } catch {
+            state = .closed
+            return [.close(reason: "cannot seal a frame: \(error.description)")]
+        }
     }
 
     private mutating func fail(_ code: SyncErrorCode, _ message: String) -> [Action] {
         state = .closed
-        return [.send(.error(code: code, message: message)), .close(reason: "\(code): \(message)")]
-    }
-
-    /// HMAC-SHA-256(key, "breeze-sync-v1 " label | client nonce | server nonce | client replica | server
-    /// replica | client scope | server scope).
-    private func proof(label: String) -> [UInt8] {
-        let (cn, sn) = role == .client ? (nonce, peerNonce) : (peerNonce, nonce)
-        let (cr, sr) = role == .client ? (config.replica, peerReplica!) : (peerReplica!, config.replica)
-        let (cs, ss) = role == .client ? (config.scope, peerScope!) : (peerScope!, config.scope)
-        var w = ByteWriter(capacity: 160)
-        w.string("breeze-sync-v1 " + label)
-        w.raw(cn); w.raw(sn)
-        w.u64(cr.rawValue); w.u64(sr.rawValue)
-        w.string(cs.description); w.string(ss.description)
-        return HMAC.sha256(key: key, message: w.bytes)
+        return emit(.error(code: code, message: message)) + [.close(reason: "\(code): \(message)")]
     }
 }

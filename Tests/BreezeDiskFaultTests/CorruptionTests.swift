@@ -291,13 +291,13 @@ import BreezeCore
                 "\(salvage.out)")
         #expect(runProgram(breeze, ["--db", damaged, "salvage", "--out", fresh]).code == 1, "never overwrites --out")
 
-        let key = dir.file("cluster.key")
-        writeFileBytes(key, Array((String(repeating: "a7", count: 32) + "\n").utf8))
-        let nodeA = Child(breeze, ["--db", healthy, "node", "--listen", "127.0.0.1:0", "--secret-file", key],
+        // The salvaged database is a new replica: it gets its own device key and certificate.
+        let authority = CLIAuthority(breeze: breeze, keyFile: dir.file("authority.key"))
+        let nodeA = Child(breeze, ["--db", healthy, "node", "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: healthy),
                           stderrPath: dir.file("a.log"))
         let first = nodeA.readLine() ?? ""
         let address = first.hasPrefix("listening on ") ? String(first.dropFirst("listening on ".count)) : ""
-        let nodeB = Child(breeze, ["--db", fresh, "node", "--peer", address, "--secret-file", key],
+        let nodeB = Child(breeze, ["--db", fresh, "node", "--peer", address] + authority.nodeArguments(db: fresh),
                           stderrPath: dir.file("b.log"))
         defer { for n in [nodeA, nodeB] { n.signal(SIGTERM); while n.readLine() != nil {}; n.wait() } }
         func restored() -> Bool {

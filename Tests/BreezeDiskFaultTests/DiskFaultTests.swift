@@ -129,18 +129,17 @@ import BreezeStore
     @Test func nodeRecoversWhenSpaceReturns() throws {
         let run = FaultRun(scenario: 8)
         let dir = TempDir()
-        let key = dir.file("cluster.key")
-        write(key, String(repeating: "5a", count: 32) + "\n")
         let a = dir.file("a.db"), b = dir.file("b.db"), ctl = dir.file("faults"), stats = dir.file("stats")
         #expect(runProgram(breeze, ["--db", a, "init"]).code == 0)
         #expect(runProgram(breeze, ["--db", b, "init"]).code == 0)
-        let nodeA = Child(breeze, ["--db", a, "node", "--listen", "127.0.0.1:0", "--secret-file", key],
+        let authority = CLIAuthority(breeze: breeze, keyFile: dir.file("authority.key"))
+        let nodeA = Child(breeze, ["--db", a, "node", "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: a),
                           stderrPath: dir.file("a.log"))
         let first = nodeA.readLine() ?? ""
         let addressA = first.hasPrefix("listening on ") ? String(first.dropFirst("listening on ".count)) : ""
         #expect(!addressA.isEmpty)
         let nodeB = Child(torture, ["cli", "--fault-control", ctl, "--fault-stats", stats, "--",
-                                    "--db", b, "node", "--peer", addressA, "--secret-file", key],
+                                    "--db", b, "node", "--peer", addressA] + authority.nodeArguments(db: b),
                           stderrPath: dir.file("b.log"))
         defer {
             for n in [nodeA, nodeB] { n.signal(SIGTERM); while n.readLine() != nil {}; n.wait() }

@@ -5,42 +5,59 @@ import BreezeCrypto
 import BreezeTestSupport
 @preconcurrency import Glibc
 
+/// The cluster authority of a test cluster: made with `breeze authority new` (`CLIAuthority`) and read back, so a
+/// test can also enrol peers it runs in-process (`RawPeer`).
+struct TestAuthority: Sendable {
+    let cli: CLIAuthority
+    let key: Ed25519.KeyPair
+    var keyFile: String { cli.keyFile }
+    var publicKeyFile: String { cli.publicKeyFile }
+
+    /// Credentials for an in-process peer: a fresh device key certified as `replica` with `scope`.
+    func credentials(replica: ReplicaID, scope: Scope = .cluster) -> SyncCredentials {
+        let device = Ed25519.KeyPair.generate()
+        let now = SystemClock.nowMillis()
+        let cert = try! Certificate.issue(role: .device, key: device.publicKey, replica: replica, scope: scope, notBefore: now - 86_400_000,
+                                          notAfter: now + 86_400_000, signer: key)
+        return try! SyncCredentials(deviceKey: device, chain: [cert], authority: key.publicKey, nowMillis: now)
+    }
+}
+
 /// Real `breeze node` processes on 127.0.0.1, each with its own database, driven through the built binary.
+/// Every node is enrolled by the cluster's authority (`breeze key show`, `breeze enrol`) before it starts.
 final class Cluster {
     let dir = TempDir()
     let breeze = productsDirectory() + "/breeze"
     let torture = productsDirectory() + "/breeze-torture"
-    let secretFile: String
+    let authority: TestAuthority
     private(set) var nodes: [String: (child: Child, address: String)] = [:]
 
     init() {
-        secretFile = dir.file("cluster.key")
-        let f = fopen(secretFile, "w")!
-        fputs(Digest.hex(SecureRandom.bytes(32)) + "\n", f)
-        fclose(f)
-    }
-
-    var secret: [UInt8] {
-        let text = String(decoding: readFileBytes(secretFile).filter { $0 != 10 }, as: UTF8.self)
-        var out: [UInt8] = []
-        var i = text.startIndex
-        while i < text.endIndex {
-            let j = text.index(i, offsetBy: 2)
-            out.append(UInt8(text[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
+        let cli = CLIAuthority(keyFile: dir.file("cluster-authority.key"))
+        authority = TestAuthority(cli: cli, key: try! KeyFile.read(cli.keyFile).key)
     }
 
     func db(_ name: String) -> String { dir.file(name + ".db") }
+    func cert(_ name: String) -> String { dir.file(name + ".cert") }
 
-    /// Creates the database (once) and starts a node; returns its listening address. `env` holds extra
-    /// `NAME=value` settings for the node's environment (e.g. `BREEZE_CLOCK_OFFSET_MS=...`).
+    /// The replica id and device key `breeze key show --json` prints for a replica.
+    func deviceKey(_ name: String) -> (replica: String, key: String) { authority.cli.deviceKey(db: db(name)) }
+
+    /// Enrols a replica (once) with `breeze enrol`, signed by the cluster authority; returns the certificate file.
+    @discardableResult
+    func enrol(_ name: String, scope: Scope = .cluster) -> String {
+        _ = authority.cli.nodeArguments(db: db(name), cert: cert(name), scope: scope.description)
+        return cert(name)
+    }
+
+    /// Creates the database (once), enrols it (once) and starts a node; returns its listening address. `env`
+    /// holds extra `NAME=value` settings for the node's environment (e.g. `BREEZE_CLOCK_OFFSET_MS=...`).
     @discardableResult
     func start(_ name: String, peers: [String] = [], listen: String = "127.0.0.1:0", extra: [String] = [],
-               env: [String] = []) -> String {
+               env: [String] = [], scope: Scope = .cluster) -> String {
         if access(db(name), F_OK) != 0 { _ = cli(name, ["init"], env: env) }
-        var args = ["node", "--db", db(name), "--listen", listen, "--secret-file", secretFile] + extra
+        var args = ["node", "--db", db(name), "--listen", listen, "--cert", enrol(name, scope: scope),
+                    "--authority", authority.publicKeyFile] + extra
         for p in peers { args += ["--peer", p] }
         let child = env.isEmpty ? Child(breeze, args, stderrPath: dir.file(name + ".log"))
                                 : Child("/usr/bin/env", env + [breeze] + args, stderrPath: dir.file(name + ".log"))
@@ -113,12 +130,28 @@ final class RawPeer {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    func send(_ m: Message) { send(Frame.encode(m)) }
+    /// The session once `handshake` succeeded: messages are then sealed and opened with it.
+    private(set) var session: SyncSession?
+
+    /// Sends a message: sealed after the handshake, in a plain frame before it.
+    func send(_ m: Message) { send(sealed([m])) }
+
+    /// Sends a message in a plain frame whatever the state (an attacker's injection).
+    func sendPlain(_ m: Message) { send(Frame.encode(m)) }
+
+    /// The frames of `messages` as this peer would send them: sealed after the handshake (each with the next
+    /// nonce), plain before it.
+    func sealed(_ messages: [Message]) -> [UInt8] {
+        guard var s = session, s.state == .ready else { return messages.flatMap { Frame.encode($0) } }
+        defer { session = s }
+        return messages.flatMap { m in s.send(m).flatMap { a -> [UInt8] in if case .send(let f) = a { return Frame.encode(f) } else { return [] } } }
+    }
 
     private var decoder = FrameDecoder()
     private var queued: [Message] = []
 
-    /// The next message, or nil when the peer closed the connection (or 10 s passed).
+    /// The next message (opened, after the handshake), or nil when the peer closed the connection, sent what
+    /// does not open, or 10 s passed.
     func receive() -> Message? {
         while queued.isEmpty {
             var buf = [UInt8](repeating: 0, count: 65536)
@@ -127,7 +160,13 @@ final class RawPeer {
             guard let ms = try? decoder.feed(Array(buf[0..<n])) else { return nil }
             queued += ms
         }
-        return queued.removeFirst()
+        let m = queued.removeFirst()
+        guard var s = session, s.state == .ready else { return m }
+        defer { session = s }
+        switch s.unseal(m) {
+        case .message(let inner): _ = s.receive(inner); return inner
+        case .refused: return nil
+        }
     }
 
     /// True when the peer closes the connection within the timeout (after any messages it sends first).
@@ -140,15 +179,25 @@ final class RawPeer {
         }
     }
 
-    /// Runs the client side of the handshake with a real session; returns it when the server said ready.
-    func handshake(replica: ReplicaID, scope: Scope, secret: [UInt8]) -> SyncSession? {
-        var s = SyncSession(role: .client, config: SyncSession.Config(replica: replica, scope: scope, secret: secret),
-                            nonce: SecureRandom.bytes(32))
-        for case .send(let m) in s.start() { send(m) }
+    /// Runs the client side of the handshake with a real session, enrolled by `authority` as `replica` with
+    /// `scope`; returns it once the handshake is complete (the server's answer to `handshake3` is not awaited).
+    @discardableResult
+    func handshake(replica: ReplicaID, scope: Scope, authority: TestAuthority) -> SyncSession? {
+        handshake(credentials: authority.credentials(replica: replica, scope: scope))
+    }
+
+    /// The same with credentials of the test's own making.
+    @discardableResult
+    func handshake(credentials: SyncCredentials) -> SyncSession? {
+        var s = SyncSession(role: .client, config: SyncSession.Config(credentials: credentials), ephemeralKey: SecureRandom.bytes(32),
+                            nowMillis: SystemClock.nowMillis())
+        for case .send(let m) in s.start() { send(Frame.encode(m)) }
         while s.state != .ready && s.state != .closed {
             guard let m = receive() else { return nil }
-            for case .send(let out) in s.receive(m) { send(out) }
+            for case .send(let out) in s.receive(m) { send(Frame.encode(out)) }
         }
-        return s.state == .ready ? s : nil
+        guard s.state == .ready else { return nil }
+        session = s
+        return s
     }
 }

@@ -83,6 +83,7 @@ struct FaultTests {
         for n in names {
             let log = c.logText(n)
             detected += log.components(separatedBy: "out of sequence").count - 1
+            detected += log.components(separatedBy: "does not open").count - 1       // the sealed channel's refusal
             detected += log.components(separatedBy: "acknowledgement of").count - 1
             detected += log.components(separatedBy: "no acknowledgement for").count - 1
         }

@@ -8,7 +8,7 @@ import Foundation
 @preconcurrency import Glibc
 
 /// Fault scenario 7 (issue 7): hostile peers against a real `breeze node`, measured. `ReplicationTests`
-/// checks that wrong secrets, replays, garbage, oversized and truncated frames are refused; these tests
+/// checks that foreign certificates, replays, garbage, oversized and truncated frames are refused; these tests
 /// measure what they cost the node: the memory an oversized length prefix or a flood makes it hold (peak
 /// RSS from /proc), how soon it drops slow senders and idle sockets, and how much sync throughput an
 /// authenticated pair keeps while all of that goes on at once.
@@ -26,7 +26,7 @@ struct HostileLoadTests {
             for (i, length) in lengths.enumerated() {
                 guard let p = RawPeer(a) else { Issue.record("connect failed"); continue }
                 if round % 2 == 1 && i < 3 {
-                    guard p.handshake(replica: ReplicaID(rawValue: 0xF00 + UInt64(round * 8 + i)), scope: .cluster, secret: c.secret) != nil else {
+                    guard p.handshake(replica: ReplicaID(rawValue: 0xF00 + UInt64(round * 8 + i)), scope: .cluster, authority: c.authority) != nil else {
                         Issue.record("handshake failed"); continue
                     }
                 } else if round % 2 == 1 {
@@ -52,8 +52,7 @@ struct HostileLoadTests {
         let c = Cluster()
         let a = c.start("a")
         // 20 peers each trickle a valid hello frame one byte every 100 ms (it would take ~6 s to finish).
-        let hello = Frame.encode(.hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0x510), scope: .cluster,
-                                        nonce: [UInt8](repeating: 7, count: 32)))
+        let hello = Frame.encode(.handshake1(minVersion: 3, maxVersion: 3, ephemeral: X25519.publicKey(privateKey: [UInt8](repeating: 7, count: 32))))
         var peers = (0..<20).compactMap { _ in RawPeer(a).map { (peer: $0, opened: monotonic(), closedAfter: Double?.none) } }
         var sent = 0
         let start = monotonic()
@@ -99,7 +98,7 @@ struct HostileLoadTests {
         // The idle ones the node kept are dropped by the handshake timeout; then new peers get in again.
         let allClosed = waitUntil(seconds: 8) { idle.closedCount() == opened }
         let fresh = RawPeer(a)
-        let newPeerOK = fresh?.handshake(replica: ReplicaID(rawValue: 0x1D1E), scope: .cluster, secret: c.secret) != nil
+        let newPeerOK = fresh?.handshake(replica: ReplicaID(rawValue: 0x1D1E), scope: .cluster, authority: c.authority) != nil
         let status = ProcStatus(pid)
         print("FAULT scenario=7 part=idle-sockets fired=\(opened) lost=0 duplicated=0 unexpected=\(synced && allClosed && newPeerOK ? 0 : 1) "
               + "refused_at_once=\(closedAtOnce) node_fds=\(fdsWhileFlooded) sync_s=\(fmt(syncSeconds)) "
@@ -113,15 +112,15 @@ struct HostileLoadTests {
     }
 
     @Test func aFloodOfPackedResetsIsThrottledAndClosedLikePings() throws {
-        // `reset` (protocol version 2) carries nothing and costs the node a little work each, so it shares
+        // `reset` carries nothing and costs the node a little work each, so it shares
         // the control budget: beyond 20 a second the node stops reading, and closes after 5 s of it.
         let c = Cluster()
         _ = c.cli("a", ["init"])
         let a = c.start("a")
         let peer = RawPeer(a)!
-        let session = peer.handshake(replica: ReplicaID(rawValue: 0xF100F), scope: .cluster, secret: c.secret)
-        #expect(session?.version == 2, "the raw peer negotiates the packed protocol")
-        let resets = [UInt8]((0..<4096).flatMap { _ in Frame.encode(.reset) })
+        let session = peer.handshake(replica: ReplicaID(rawValue: 0xF100F), scope: .cluster, authority: c.authority)
+        #expect(session?.version == 3, "the raw peer speaks the sealed protocol")
+        let resets = peer.sealed(Array(repeating: .reset, count: 4096))
         var sent = 0
         let t0 = monotonic()
         while monotonic() - t0 < 15 && peer.sendAll(resets) { sent += 4096 }
@@ -144,11 +143,15 @@ struct HostileLoadTests {
         // 20 a second and stops reading the rest (the sender stalls once the kernel's buffers are full), and
         // closes the connection after 5 s of flooding.
         let pinger = RawPeer(a)!
-        #expect(pinger.handshake(replica: ReplicaID(rawValue: 0xF100D), scope: .cluster, secret: c.secret) != nil)
-        let pings = (0..<4096).flatMap { Frame.encode(.ping(UInt64($0))) }
-        var pingBytes = 0
+        #expect(pinger.handshake(replica: ReplicaID(rawValue: 0xF100D), scope: .cluster, authority: c.authority) != nil)
+        var pingBytes = 0, pingsSent = 0
         let t0 = monotonic()
-        while monotonic() - t0 < 15 && pinger.sendAll(pings) { pingBytes += pings.count }
+        while monotonic() - t0 < 15 {
+            let pings = pinger.sealed((0..<4096).map { .ping(UInt64(pingsSent + $0)) })
+            guard pinger.sendAll(pings) else { break }
+            pingBytes += pings.count
+            pingsSent += 4096
+        }
         let pingSeconds = monotonic() - t0
         let pingerClosed = pinger.closedOrReset()
         let pingerClosedAfter = monotonic() - t0
@@ -156,7 +159,7 @@ struct HostileLoadTests {
         // 2. An authenticated peer sends valid event batches without waiting for acknowledgements.
         let writer = RawPeer(a)!
         let origin = Origin(replica: ReplicaID(rawValue: 0xF100E), epoch: 1)
-        #expect(writer.handshake(replica: origin.replica, scope: .cluster, secret: c.secret) != nil)
+        #expect(writer.handshake(replica: origin.replica, scope: .cluster, authority: c.authority) != nil)
         var counter: UInt64 = 0, batches = 0
         let t1 = monotonic()
         while monotonic() - t1 < 5 {
@@ -166,13 +169,13 @@ struct HostileLoadTests {
                              body: .reading(Reading(source: "flood", sensor: "f", time: Int64(counter), values: [Measurement("pm25", 1)])))
             }
             batches += 1
-            guard writer.sendAll(Frame.encode(.events(batch: UInt64(batches), events: events))) else { break }
+            guard writer.sendAll(writer.sealed([.events(batch: UInt64(batches), events: events)])) else { break }
         }
         usleep(500_000)
         let after = ProcStatus(pid)
         let stored = c.count("a")
-        print("FAULT scenario=7 part=flood fired=\(pingBytes / 17 + Int(counter)) lost=0 duplicated=0 unexpected=0 "
-              + "pings_sent=\(pingBytes / 17) pinger_stalled_after_s=\(fmt(pingSeconds)) pinger_closed_after_s=\(fmt(pingerClosedAfter)) events_sent=\(counter) events_stored=\(stored) rss_before_kib=\(before.rssKiB) "
+        print("FAULT scenario=7 part=flood fired=\(pingsSent + Int(counter)) lost=0 duplicated=0 unexpected=0 "
+              + "pings_sent=\(pingsSent) pinger_stalled_after_s=\(fmt(pingSeconds)) pinger_closed_after_s=\(fmt(pingerClosedAfter)) events_sent=\(counter) events_stored=\(stored) rss_before_kib=\(before.rssKiB) "
               + "peak_rss_after_pings_kib=\(pingPeak.peakKiB) peak_rss_kib=\(after.peakKiB)")
         #expect(pingSeconds < 6, "a ping flood is throttled, then closed (more than 20 a second for 5 s)")
         #expect(pingerClosed && pingerClosedAfter < 6.5, "the flooding peer is closed \(fmt(pingerClosedAfter)) s after it began")
@@ -209,7 +212,7 @@ struct HostileLoadTests {
         _ = trial()                                 // warm up (page cache, statements)
         let soak = getenv("BREEZE_SOAK").map { String(cString: $0) == "1" } ?? false
         let trials = soak ? 15 : 7
-        let load = HostileLoad(address: a, secret: c.secret)
+        let load = HostileLoad(address: a, authority: c.authority)
         // CPU seconds of node A, node B and this process (the attacker threads and the probe) per kind of trial.
         var cpuQuiet = [0.0, 0.0, 0.0], cpuLoaded = [0.0, 0.0, 0.0]
         func measured(loaded: Bool) -> Double {
@@ -385,16 +388,16 @@ final class IdleSockets {
 // Its mutable state is guarded by `lock`; the threads read `stopping` under it too.
 final class HostileLoad: @unchecked Sendable {
     let address: String
-    let secret: [UInt8]
+    let authority: TestAuthority
     private let lock = NSLock()
     private var stopping = false
     private var threads: [Thread] = []
     private var tallies: [String: Int] = [:]
     private let done = DispatchGroup()
 
-    init(address: String, secret: [UInt8]) {
+    init(address: String, authority: TestAuthority) {
         self.address = address
-        self.secret = secret
+        self.authority = authority
     }
 
     var counts: [String: Int] { lock.lock(); defer { lock.unlock() }; return tallies }
@@ -422,8 +425,7 @@ final class HostileLoad: @unchecked Sendable {
         } }
         if on("slow") { spawn { [self] in
             // Slow senders: 10 sockets trickling a hello one byte every 50 ms.
-            let hello = Frame.encode(.hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0x51), scope: .cluster,
-                                            nonce: [UInt8](repeating: 7, count: 32)))
+            let hello = Frame.encode(.handshake1(minVersion: 3, maxVersion: 3, ephemeral: X25519.publicKey(privateKey: [UInt8](repeating: 7, count: 32))))
             var slow: [(fd: Int32, sent: Int)] = []
             while !stopped {
                 while slow.count < 10, let fd = connectTCP(address) { slow.append((fd, 0)); count("slow") }
@@ -450,16 +452,15 @@ final class HostileLoad: @unchecked Sendable {
         } }
         if on("flood") { spawn { [self] in
             // An authenticated flood of pings that never reads the pongs; reconnects when dropped.
-            let pings = (0..<1024).flatMap { Frame.encode(.ping(UInt64($0))) }
             var n: UInt64 = 0
             while !stopped {
                 guard let p = RawPeer(address) else { usleep(50_000); continue }
                 n += 1
-                guard p.handshake(replica: ReplicaID(rawValue: 0xF1_0000 + n), scope: .cluster, secret: secret) != nil else {
+                guard p.handshake(replica: ReplicaID(rawValue: 0xF1_0000 + n), scope: .cluster, authority: authority) != nil else {
                     usleep(50_000); continue
                 }
                 count("flood-sessions")
-                while !stopped && p.sendAll(pings) { count("flood-pings", 1024); usleep(10_000) }
+                while !stopped && p.sendAll(p.sealed((0..<1024).map { .ping(UInt64($0)) })) { count("flood-pings", 1024); usleep(10_000) }
                 usleep(50_000)                   // then it comes back, up to 20 times a second
             }
         } }

@@ -1,7 +1,7 @@
 import Testing
 import BreezeCore
 import BreezeStore
-import BreezeSync
+@testable import BreezeSync
 import BreezeCrypto
 import BreezeTestSupport
 import Foundation
@@ -111,19 +111,34 @@ struct ReplicationTests {
         #expect(c.verify("b").code == 0)
     }
 
-    @Test func aPhoneWithAUserKeySyncsOnlyItsUsersStreamsAndReadsPublic() throws {
+    @Test func aPhoneEnrolledByItsUsersAuthoritySyncsOnlyThatUsersStreamsAndReadsPublic() throws {
         let c = Cluster()
         let server = c.start("server")
         #expect(c.cli("server", ["--user", "ana", "favourite", "add", "ana-fav"]).code == 0)
         #expect(c.cli("server", ["--user", "bo", "favourite", "add", "bo-fav"]).code == 0)
         #expect(runProgram(c.torture, ["append", "--db", c.db("server"), "--count", "20", "--stream", "public"]).code == 0)
-        let key = c.dir.file("ana.key")
-        let derived = runProgram(c.breeze, ["secret", "derive", "--user", "ana", "--secret-file", c.secretFile])
-        #expect(derived.code == 0 && derived.out.count == 64)
-        writeFileBytes(key, Array((derived.out + "\n").utf8))
+        // ana's user authority, certified by the cluster authority; it enrols her phone. The phone holds its
+        // own key, its chain and the cluster authority's public key: no cluster secret.
+        let anaKey = c.dir.file("ana-authority.key"), anaCert = c.dir.file("ana-authority.cert"), phoneCert = c.dir.file("phone.cert")
+        #expect(runProgram(c.breeze, ["authority", "new", "--out", anaKey]).code == 0)
+        let anaPublic = String(decoding: readFileBytes(anaKey + ".pub"), as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+        let certified = runProgram(c.breeze, ["enrol", "--signer", c.authority.keyFile, "--user-authority", anaPublic, "--scope", "user:ana",
+                                              "--out", anaCert])
+        #expect(certified.code == 0, "\(certified.out)")
         _ = c.cli("phone", ["init"])
         #expect(c.cli("phone", ["--user", "ana", "unit", "set", "fahrenheit"]).code == 0)
-        let child = Child(c.breeze, ["node", "--db", c.db("phone"), "--peer", server, "--secret-file", key, "--user", "ana"],
+        let (replica, key) = c.deviceKey("phone")
+        // ana's authority cannot enrol a device for bo, nor a server.
+        for scope in ["user:bo", "cluster"] {
+            let refused = runProgram(c.breeze, ["enrol", "--signer", anaKey, "--signer-chain", anaCert, "--device-key", key, "--replica", replica,
+                                                "--scope", scope, "--out", c.dir.file("bad-\(scope).cert")])
+            #expect(refused.code == 1 && access(c.dir.file("bad-\(scope).cert"), F_OK) != 0, "\(scope): \(refused.out)")
+        }
+        let enrolled = runProgram(c.breeze, ["enrol", "--signer", anaKey, "--signer-chain", anaCert, "--device-key", key, "--replica", replica,
+                                             "--scope", "user:ana", "--out", phoneCert])
+        #expect(enrolled.code == 0, "\(enrolled.out)")
+        let child = Child(c.breeze, ["node", "--db", c.db("phone"), "--peer", server, "--cert", phoneCert,
+                                     "--authority", c.authority.publicKeyFile, "--user", "ana"],
                           stderrPath: c.dir.file("phone.log"))
         defer { child.signal(SIGTERM); while child.readLine() != nil {}; child.wait() }
         let synced = waitUntil(seconds: 10) {
@@ -136,6 +151,7 @@ struct ReplicationTests {
         #expect(try phone.count(stream: .user("bo")) == 0)
         phone.close()
         #expect(waitUntil(seconds: 10) { c.cli("server", ["--user", "ana", "state", "--json"]).out.contains(#""unit":"fahrenheit""#) })
+        #expect(c.logText("server").contains("scope user:ana"))
     }
 
     @Test func aNodeWithAPeerThatDoesNotReadStillShutsDownPromptly() throws {
@@ -144,10 +160,10 @@ struct ReplicationTests {
         #expect(runProgram(c.torture, ["append", "--db", c.db("a"), "--count", "20000", "--batch", "10000", "--stream", "public"]).code == 0)
         let a = c.start("a")
         let silent = RawPeer(a)!
-        #expect(silent.handshake(replica: ReplicaID(rawValue: 0x57D), scope: .cluster, secret: c.secret) != nil)
+        #expect(silent.handshake(replica: ReplicaID(rawValue: 0x57D), scope: .cluster, authority: c.authority) != nil)
         silent.send(.vectors([]))              // asks for everything, then never reads or acknowledges
         let unauthenticated = RawPeer(a)!      // and one that never finishes its handshake
-        unauthenticated.send(Array(Frame.encode(.ping(1)).prefix(3)))
+        unauthenticated.send(Array(Frame.encode(.ping(1)).prefix(3)) as [UInt8])
         usleep(500_000)
         var t0 = timespec(), t1 = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t0)
@@ -164,25 +180,31 @@ struct ReplicationTests {
         #expect(c.cli("a", ["favourite", "add", "first"]).code == 0)
         #expect(waitUntil(seconds: 10) { c.fingerprint("b") == c.fingerprint("a") })
 
-        // 1. Wrong secret: the handshake fails with an authentication error, nothing is stored.
+        // 1. A certificate from an authority this cluster does not trust: the node refuses handshake3 with an
+        // authentication error and stores nothing.
+        let foreign = Ed25519.KeyPair.generate(), device = Ed25519.KeyPair.generate()
+        let now = SystemClock.nowMillis()
+        let foreignCert = try Certificate.issue(role: .device, key: device.publicKey, replica: ReplicaID(rawValue: 0xBAD), scope: .cluster,
+                                                notBefore: now - 60_000, notAfter: now + 60_000, signer: foreign)
         let wrong = RawPeer(a)!
-        #expect(wrong.handshake(replica: ReplicaID(rawValue: 0xBAD), scope: .cluster, secret: SecureRandom.bytes(32)) == nil)
+        // (The attacker knows the cluster authority's public key, so it accepts the node; `unchecked` because
+        // its own chain does not lead there.)
+        #expect(wrong.handshake(credentials: SyncCredentials(unchecked: device, chain: [foreignCert], authority: c.authority.key.publicKey)) != nil)
+        guard case .error(let refusal, let text)? = wrong.receive() else { Issue.record("no refusal"); return }
+        #expect(refusal == .authentication && text.contains("does not trust"), "\(text)")
+        #expect(wrong.closedByPeer())
 
-        // 2. A replayed (stale) proof: hello with one nonce, then an auth computed for another server nonce.
-        let replay = RawPeer(a)!
-        replay.send(.hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0xEE), scope: .cluster,
-                           nonce: Array(repeating: 1, count: 32)))
-        guard case .challenge = replay.receive() else { Issue.record("no challenge"); return }
-        replay.send(.auth(proof: HMAC.sha256(key: c.secret, message: Array("recorded earlier".utf8))))
-        guard case .error(let code, _) = replay.receive() else { Issue.record("no error frame"); return }
-        #expect(code == .authentication)
-        #expect(replay.closedByPeer())
+        // 2. A version-2 client (hello): refused with a readable version error, in clear.
+        let old = RawPeer(a)!
+        old.sendPlain(.hello(minVersion: 1, maxVersion: 2, replica: ReplicaID(rawValue: 0xEE), scope: .cluster, nonce: Array(repeating: 1, count: 32)))
+        guard case .error(let code, _)? = old.receive() else { Issue.record("no error frame"); return }
+        #expect(code == .version)
+        #expect(old.closedByPeer())
 
         // 3. A per-user peer asking for another user's stream.
-        let anaKey = Scope.userKey(clusterSecret: c.secret, user: "ana")
         let phone = RawPeer(a)!
-        var session = phone.handshake(replica: ReplicaID(rawValue: 0xA7A), scope: .user("ana"), secret: anaKey)
-        #expect(session != nil, "ana's key authenticates")
+        var session = phone.handshake(replica: ReplicaID(rawValue: 0xA7A), scope: .user("ana"), authority: c.authority)
+        #expect(session != nil, "ana's certificate authenticates")
         phone.send(.vectors([StreamVector(stream: .user("bo"), vector: VersionVector())]))
         var sawForbidden = false
         while let m = phone.receive() {
@@ -193,13 +215,21 @@ struct ReplicationTests {
 
         // 4. A per-user peer writing public events: refused, nothing stored.
         let phone2 = RawPeer(a)!
-        _ = phone2.handshake(replica: ReplicaID(rawValue: 0xA7B), scope: .user("ana"), secret: anaKey)
+        _ = phone2.handshake(replica: ReplicaID(rawValue: 0xA7B), scope: .user("ana"), authority: c.authority)
         let forged = Event(stream: .public, id: EventID(origin: Origin(replica: ReplicaID(rawValue: 0xA7B), epoch: 1), counter: 1),
                            hlc: HLC(rawValue: 1), body: .reading(Reading(source: "x", sensor: "y", time: 1, values: [])))
         phone2.send(.events(batch: 1, events: [forged]))
         var forbidden2 = false
         while let m = phone2.receive() { if case .error(let code, _) = m { forbidden2 = code == .forbidden; break } }
         #expect(forbidden2)
+
+        // 4b. An authenticated peer's events injected in a plain frame (as an attacker on the path would):
+        // refused, nothing stored.
+        let phone3 = RawPeer(a)!
+        _ = phone3.handshake(replica: ReplicaID(rawValue: 0xA7C), scope: .cluster, authority: c.authority)
+        phone3.send(.vectors([]))
+        phone3.sendPlain(.events(batch: 1, events: [forged]))
+        #expect(phone3.closedByPeer())
 
         // 5. Garbage, an oversized length prefix, a truncated frame: each connection is closed.
         let garbage = RawPeer(a)!
@@ -209,7 +239,7 @@ struct ReplicationTests {
         huge.send([0xff, 0xff, 0xff, 0xff, 0x01])
         #expect(huge.closedByPeer())
         let truncated = RawPeer(a)!
-        truncated.send(Array(Frame.encode(.ping(1)).prefix(6)))   // then silence: closed by the handshake timeout
+        truncated.send(Array(Frame.encode(.ping(1)).prefix(6)) as [UInt8])   // then silence: closed by the handshake timeout
         #expect(truncated.closedByPeer())
 
         // The node still serves its real peer.

@@ -1,24 +1,25 @@
 import Testing
 import BreezeCore
+import BreezeCrypto
 @testable import BreezeSync
 @preconcurrency import Glibc
 
-/// The golden frames in `Protocol/golden/` decode to the documented messages and re-encode byte for byte.
-/// Set BREEZE_WRITE_GOLDEN=1 to (re)write them from `GoldenFrameTests.messages` after a deliberate change.
+/// The golden frames in `Protocol/golden/` decode to the documented messages and re-encode byte for byte: each
+/// message's layout (framed in the clear, as a version-3 side sends only the handshake and errors before it;
+/// the rest are the plaintext of sealed frames), the handshake of `Protocol/sync.md` section 4.7 and the sealed
+/// frames that follow it. Set BREEZE_WRITE_GOLDEN=1 to (re)write them after a deliberate change.
 struct GoldenFrameTests {
     static let origin = Origin(replica: ReplicaID(rawValue: 0x0123_4567_89ab_cdef), epoch: 3)
     static let example = Event(stream: .user("ana"), id: EventID(origin: origin, counter: 1),
                                hlc: HLC(physicalMillis: 1_700_000_000_000, logical: 5), body: .favouriteAdd(sensor: "131075"))
 
+    static let vectorsExample = Message.vectors([StreamVector(stream: .health("ana"), vector: VersionVector()),
+                                                 StreamVector(stream: .user("ana"), vector: VersionVector([origin: 7]))])
+
     static let messages: [(String, Message)] = [
         ("hello", .hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0x1111_2222_3333_4444), scope: .user("ana"),
                          nonce: Array(0..<32))),
-        ("challenge", .challenge(version: 1, replica: ReplicaID(rawValue: 0x5555_6666_7777_8888), scope: .cluster,
-                                 nonce: Array(32..<64), proof: Array(repeating: 0xab, count: 32))),
-        ("auth", .auth(proof: Array(repeating: 0xcd, count: 32))),
-        ("ready", .ready),
-        ("vectors", .vectors([StreamVector(stream: .health("ana"), vector: VersionVector()),
-                              StreamVector(stream: .user("ana"), vector: VersionVector([origin: 7]))])),
+        ("vectors", vectorsExample),
         ("events", .events(batch: 1, events: [example])),
         ("ack", .ack(batch: 1, inserted: 1, duplicates: 0)),
         ("ping", .ping(42)),
@@ -27,7 +28,37 @@ struct GoldenFrameTests {
         ("packed", .packed(packedExample.payloads[0])),
         ("packed-warm", .packed(packedExample.payloads[1])),
         ("reset", .reset),
-    ]
+    ] + handshake.map { ($0.0, $0.1) } + sealed.map { ($0.name, $0.frame) }
+
+    /// The handshake of section 4.7: ana's phone (client, scope user:ana, enrolled by ana's user authority)
+    /// dials the server (scope cluster); every key from a fixed seed (`Fixtures`).
+    static let handshake: [(String, Message)] = {
+        let (c, s, wire) = Fixtures.handshake(Fixtures.client(Fixtures.config(Fixtures.phone, .user("ana"))),
+                                              Fixtures.server(Fixtures.config(Fixtures.server)))
+        precondition(c.state == .ready && s.state == .ready && wire.count == 3)
+        return zip(["handshake1", "handshake2", "handshake3"], wire).map { ($0, $1) }
+    }()
+
+    /// Its handshake hash (both sides).
+    static let handshakeHash =
+        "d6656e6bc739fa7d2e78726855f8df54a78f1118d8c4be4eb09b4ef57da019fe034864b178bf46a7c178d6b7dfc6090d25d44403bfa194c63a7eb070baef315f"
+
+    /// Its transport keys (Split): the client's sending key, which the server receives with, and the server's.
+    static let clientToServerKey = "c6cb4d5ea9891bd5f7ed489ad6aa92844118a2104cd20ca5e76c70936b1d45bf"
+    static let serverToClientKey = "9ab24bd21e126e0015f82c287deec1595417a043037ae594363323d65b7035cc"
+
+    /// The first sealed frames of that session, in order: who sends, the message, the sealed frame.
+    static let sealed: [(name: String, fromClient: Bool, message: Message, frame: Message)] = {
+        var (c, s, _) = Fixtures.handshake(Fixtures.client(Fixtures.config(Fixtures.phone, .user("ana"))),
+                                           Fixtures.server(Fixtures.config(Fixtures.server)))
+        let plan: [(String, Bool, Message)] = [
+            ("sealed-client-0", true, vectorsExample),
+            ("sealed-server-0", false, .vectors([])),
+            ("sealed-server-1", false, .packed(packedExample.payloads[0])),
+            ("sealed-client-1", true, .ack(batch: 1, inserted: 3, duplicates: 0)),
+        ]
+        return plan.map { name, fromClient, m in (name, fromClient, m, fromClient ? c.sealed(m) : s.sealed(m)) }
+    }()
 
     /// The packed example of `Protocol/sync.md` section 3.1: batch 1 holds the example event, a second
     /// favourite (same key) and a unit change (a new key, reusing stream and origin); batch 2, on the same
@@ -81,7 +112,7 @@ struct GoldenFrameTests {
         if getenv("BREEZE_WRITE_GOLDEN") != nil {
             for (name, m) in Self.messages {
                 let bytes = Frame.encode(m)
-                var text = "# \(name): generated by GoldenFrameTests; see Protocol/sync.md section 3\n"
+                var text = "# \(name): generated by GoldenFrameTests; see Protocol/sync.md sections 3 and 4.7\n"
                 for chunk in stride(from: 0, to: bytes.count, by: 16) {
                     text += bytes[chunk..<min(chunk + 16, bytes.count)].map { b in
                         let h = String(b, radix: 16); return h.count == 1 ? "0" + h : h }.joined(separator: " ") + "\n"
@@ -114,5 +145,55 @@ struct GoldenFrameTests {
             #expect(try packed.decode(batch: UInt64(i + 1), payload: payload) == Self.packedEvents[i], "\(name)")
         }
         #expect(Self.readHex(Self.goldenDir + "/packed-warm.hex")?.count == 24)
+    }
+
+    /// The golden handshake, replayed into fresh sessions with the documented keys, authenticates both sides,
+    /// and the golden sealed frames open, in order, into the documented messages.
+    @Test func theGoldenHandshakeAndSealedFramesOpenIntoTheDocumentedMessages() throws {
+        var c = Fixtures.client(Fixtures.config(Fixtures.phone, .user("ana"))), s = Fixtures.server(Fixtures.config(Fixtures.server))
+        _ = c.start()
+        _ = s.start()
+        var d = FrameDecoder()
+        func golden(_ name: String) throws -> Message {
+            let bytes = try #require(Self.readHex(Self.goldenDir + "/\(name).hex"), "missing \(name).hex")
+            return try #require(try d.feed(bytes).first)
+        }
+        _ = s.receive(try golden("handshake1"))
+        _ = c.receive(try golden("handshake2"))
+        #expect(s.receive(try golden("handshake3")) == [.authenticated(peer: Fixtures.phone, scope: .user("ana"))])
+        #expect(c.state == .ready && s.state == .ready)
+        #expect(Digest.hex(c.handshakeHash!) == Self.handshakeHash && s.handshakeHash == c.handshakeHash)
+        for step in Self.sealed {
+            let frame = try golden(step.name)
+            let opened = step.fromClient ? try s.inspect(frame) : try c.inspect(frame)
+            #expect(opened == step.message, "\(step.name)")
+        }
+    }
+
+    /// Each golden sealed frame is ChaCha20-Poly1305 (RFC 8439) of its message's type byte and payload, under
+    /// the documented key of its direction, with nonce 32 zero bits then the frame counter little-endian, and
+    /// the frame's first 5 bytes (length and type 0x30) as associated data, with no CRC after it; the
+    /// documented keys are the ones the golden handshake derives.
+    @Test func eachGoldenSealedFrameIsTheAEADOfItsMessageWithTheHeaderAsAssociatedData() throws {
+        var counters: [Bool: UInt64] = [true: 0, false: 0]
+        for step in Self.sealed {
+            let frame = try #require(Self.readHex(Self.goldenDir + "/\(step.name).hex"))
+            let key = Digest.bytes(hex: step.fromClient ? Self.clientToServerKey : Self.serverToClientKey)!
+            let n = counters[step.fromClient]!
+            counters[step.fromClient] = n + 1
+            let nonce: [UInt8] = [0, 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: n >> (8 * $0)) }
+            #expect(frame[4] == 0x30)
+            let body = Array(frame[5...])                                  // no CRC: the tag covers the frame
+            var w = ByteWriter()
+            w.u8(step.message.typeByte)
+            step.message.encodePayload(into: &w)
+            #expect(ChaChaPoly.open(key: key, nonce: nonce, ad: Array(frame[0..<5]), ciphertext: body) == w.bytes, "\(step.name)")
+            #expect(ChaChaPoly.open(key: key, nonce: nonce, ad: [], ciphertext: body) == nil, "\(step.name) opens without its header")
+            #expect(frame.count == 4 + (Int(frame[0]) | Int(frame[1]) << 8 | Int(frame[2]) << 16))
+        }
+        let (c, s, _) = Fixtures.handshake(Fixtures.client(Fixtures.config(Fixtures.phone, .user("ana"))),
+                                           Fixtures.server(Fixtures.config(Fixtures.server)))
+        #expect(c.transportKeys.map { Digest.hex($0.send) } == Self.clientToServerKey && s.transportKeys.map { Digest.hex($0.receive) } == Self.clientToServerKey)
+        #expect(s.transportKeys.map { Digest.hex($0.send) } == Self.serverToClientKey && c.transportKeys.map { Digest.hex($0.receive) } == Self.serverToClientKey)
     }
 }

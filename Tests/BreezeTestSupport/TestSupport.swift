@@ -151,3 +151,50 @@ public struct SeededRandom: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The permission bits of a file (0 when there is none).
+public func fileMode(_ path: String) -> mode_t {
+    var st = stat()
+    return stat(path, &st) == 0 ? st.st_mode & 0o777 : 0
+}
+
+/// A cluster authority made with the built `breeze authority new`, which enrols databases the way an operator
+/// does (`breeze key show --json`, then `breeze enrol`), so tests that start `breeze node` processes can give
+/// each its `--cert` and `--authority`.
+public struct CLIAuthority: Sendable {
+    public let breeze: String
+    /// The private key file (mode 0600); the public key is `publicKeyFile`.
+    public let keyFile: String
+    public var publicKeyFile: String { keyFile + ".pub" }
+
+    /// A new authority whose key is written to `keyFile`.
+    public init(breeze: String = productsDirectory() + "/breeze", keyFile: String) {
+        self.breeze = breeze
+        self.keyFile = keyFile
+        let made = runProgram(breeze, ["authority", "new", "--out", keyFile])
+        precondition(made.code == 0, "breeze authority new failed: \(made.out)")
+    }
+
+    /// The replica id and device key that `breeze key show --json` prints for the database `db`.
+    public func deviceKey(db: String) -> (replica: String, key: String) {
+        let out = runProgram(breeze, ["--db", db, "key", "show", "--json"]).out
+        func field(_ f: String) -> String {
+            let parts = out.split(separator: "\"", omittingEmptySubsequences: false)
+            guard let i = parts.firstIndex(where: { $0 == f }), i + 2 < parts.count else { return "" }
+            return String(parts[i + 2])             // "f" : "value"
+        }
+        return (field("replica"), field("deviceKey"))
+    }
+
+    /// Enrols `db` with `scope` (once: an existing `cert` is kept) and returns `--cert CERT --authority PUB`.
+    public func nodeArguments(db: String, cert: String? = nil, scope: String = "cluster") -> [String] {
+        let certFile = cert ?? db + ".cert"
+        if access(certFile, F_OK) != 0 {
+            let (replica, key) = deviceKey(db: db)
+            let r = runProgram(breeze, ["enrol", "--signer", keyFile, "--device-key", key, "--replica", replica, "--scope", scope,
+                                        "--out", certFile])
+            precondition(r.code == 0, "breeze enrol \(db) failed: \(r.out)")
+        }
+        return ["--cert", certFile, "--authority", publicKeyFile]
+    }
+}

@@ -22,11 +22,12 @@ struct ExampleTests {
         guard build == 0 else { return }
         let bin = String(runProgram("/bin/sh", ["-c", "swift build --package-path '\(package)' --show-bin-path"]).out
             .split(separator: "\n").last ?? "") + "/favourites"
-        let secret = secretFile(in: dir)
-        #expect(runBreeze(["--db", dir.file("peer.db"), "init"]).code == 0)
-        let (peer, address) = startNode(db: dir.file("peer.db"), secret: secret, log: dir.file("peer.log"))
+        let cluster = authority(in: dir)
+        #expect(runBreeze(["--db", dir.file("peer.db"), "init"]).code == 0 && runBreeze(["--db", dir.file("app.db"), "init"]).code == 0)
+        let appArgs = cluster.nodeArguments(db: dir.file("app.db"))     // the app's certificate and the authority's key
+        let (peer, address) = startNode(db: dir.file("peer.db"), authority: cluster, log: dir.file("peer.log"))
         defer { peer.signal(SIGTERM); peer.wait() }
-        let app = Child(bin, [dir.file("app.db"), Fixtures.troySensors, secret, address], stderrPath: dir.file("app.log"))
+        let app = Child(bin, [dir.file("app.db"), Fixtures.troySensors, appArgs[1], appArgs[3], address], stderrPath: dir.file("app.log"))
         // A stalled app is killed, so its output ends and the test fails instead of hanging.
         let pid = app.pid
         let watchdog = Task.detached { try? await Task.sleep(nanoseconds: 60_000_000_000); kill(pid, SIGKILL) }

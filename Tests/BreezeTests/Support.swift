@@ -85,17 +85,20 @@ var breeze: String { productsDirectory() + "/breeze" }
 @discardableResult
 func runBreeze(_ args: [String]) -> (code: Int32, out: String) { runProgram(breeze, args) }
 
-/// A fresh cluster secret in a file of `dir`.
-func secretFile(in dir: TempDir) -> String {
-    let path = dir.file("cluster.key")
-    let secret = runBreeze(["secret", "new"]).out
-    writeFileBytes(path, Array((secret + "\n").utf8))
-    return path
+/// A cluster authority for a test (its key files in `dir`), made and used through the CLI.
+func authority(in dir: TempDir) -> CLIAuthority { CLIAuthority(breeze: breeze, keyFile: dir.file("cluster.key")) }
+
+/// Sync options for the replica whose database is `db`, enrolled with `scope` by `authority`.
+func syncOptions(db: String, authority: CLIAuthority, scope: String = "cluster", listen: String? = nil,
+                 peers: [String] = []) throws -> SyncOptions {
+    let args = authority.nodeArguments(db: db, scope: scope)
+    return try SyncOptions(certificateFile: args[1], authorityFile: args[3], listen: listen, peers: peers)
 }
 
-/// A `breeze node` process on `db`, listening on 127.0.0.1 port 0; returns it and its address.
-func startNode(db: String, secret: String, peers: [String] = [], log: String) -> (Child, String) {
-    let child = Child(breeze, ["node", "--db", db, "--listen", "127.0.0.1:0", "--secret-file", secret]
+/// A `breeze node` process on `db` (enrolled by `authority`), listening on 127.0.0.1 port 0; returns it and
+/// its address.
+func startNode(db: String, authority: CLIAuthority, peers: [String] = [], log: String) -> (Child, String) {
+    let child = Child(breeze, ["node", "--db", db, "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: db)
                       + peers.flatMap { ["--peer", $0] }, stderrPath: log)
     let line = child.readLine() ?? ""
     return (child, line.hasPrefix("listening on ") ? String(line.dropFirst("listening on ".count)) : "")

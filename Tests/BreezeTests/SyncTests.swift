@@ -8,15 +8,15 @@ import BreezeTestSupport
 struct SyncTests {
     @Test func editsCrossBetweenAnInProcessNodeAndANodeProcessBothWays() throws {
         let dir = TempDir()
-        let secret = secretFile(in: dir)
+        let cluster = authority(in: dir)
         let a = try Replica(path: dir.file("a.db"))
         defer { a.close() }
         #expect(runBreeze(["--db", dir.file("b.db"), "init"]).code == 0)
         let status = Collected(a.observeSyncStatus())
-        let started = try a.startSync(SyncOptions(secret: try SyncOptions.readSecret(file: secret), listen: "127.0.0.1:0"))
+        let started = try a.startSync(try syncOptions(db: dir.file("a.db"), authority: cluster, listen: "127.0.0.1:0"))
         guard let address = started.listenAddress else { Issue.record("not listening"); return }
         #expect(address.hasPrefix("127.0.0.1:") && !address.hasSuffix(":0"))
-        let (b, _) = startNode(db: dir.file("b.db"), secret: secret, peers: [address], log: dir.file("b.log"))
+        let (b, _) = startNode(db: dir.file("b.db"), authority: cluster, peers: [address], log: dir.file("b.log"))
         defer { b.signal(SIGTERM); b.wait() }
         // A local write reaches the peer process.
         try a.addFavourite("131075")
@@ -37,14 +37,14 @@ struct SyncTests {
 
     @Test func aLocalWriteReachesThePeerWithoutWaitingForAPoll() throws {
         let dir = TempDir()
-        let secret = secretFile(in: dir)
+        let cluster = authority(in: dir)
         let a = try Replica(path: dir.file("a.db"))
         defer { a.close() }
         #expect(runBreeze(["--db", dir.file("b.db"), "init"]).code == 0)
-        var options = SyncOptions(secret: try SyncOptions.readSecret(file: secret), listen: "127.0.0.1:0")
+        var options = try syncOptions(db: dir.file("a.db"), authority: cluster, listen: "127.0.0.1:0")
         options.pollMillis = 600_000            // the node would notice a commit of another connection in 10 minutes
         let address = try a.startSync(options).listenAddress ?? ""
-        let (b, _) = startNode(db: dir.file("b.db"), secret: secret, peers: [address], log: dir.file("b.log"))
+        let (b, _) = startNode(db: dir.file("b.db"), authority: cluster, peers: [address], log: dir.file("b.log"))
         defer { b.signal(SIGTERM); b.wait() }
         #expect(waitUntil(seconds: 5) { a.currentSyncStatus.connectedPeers.count == 1 })
         for i in 0..<3 {
@@ -56,22 +56,36 @@ struct SyncTests {
 
     @Test func aSecondStartOrABadAddressIsRefusedClearly() throws {
         let dir = TempDir()
-        let secret = [UInt8](repeating: 7, count: 32)
+        let cluster = authority(in: dir)
         let a = try Replica(path: dir.file("a.db"))
         defer { a.close() }
-        do { _ = try a.startSync(SyncOptions(secret: secret, listen: "999.1.1.1:x")); Issue.record("started on a bad address") } catch {
+        var options = try syncOptions(db: dir.file("a.db"), authority: cluster, listen: "999.1.1.1:x")
+        do { _ = try a.startSync(options); Issue.record("started on a bad address") } catch {
             #expect(BreezeError.sync ~= error && error.description.contains("999.1.1.1:x"), "\(error)")
         }
-        do { _ = try a.startSync(SyncOptions(secret: secret)); Issue.record("started with nothing to do") } catch {
+        options.listen = nil
+        do { _ = try a.startSync(options); Issue.record("started with nothing to do") } catch {
             #expect(BreezeError.invalidArgument ~= error)
         }
-        try a.startSync(SyncOptions(secret: secret, listen: "127.0.0.1:0"))
-        do { _ = try a.startSync(SyncOptions(secret: secret, listen: "127.0.0.1:0")); Issue.record("two nodes") } catch {
+        options.listen = "127.0.0.1:0"
+        var wrongUser = options
+        wrongUser.user = "ana"
+        do { _ = try a.startSync(wrongUser); Issue.record("a cluster certificate passed for ana's") } catch {
+            #expect(BreezeError.invalidArgument ~= error && error.description.contains("not user:ana"), "\(error)")
+        }
+        let other = CLIAuthority(breeze: breeze, keyFile: dir.file("other.key"))
+        var foreign = options
+        foreign.authority = String(decoding: readFileBytes(other.publicKeyFile), as: UTF8.self)
+        do { _ = try a.startSync(foreign); Issue.record("a chain to another authority") } catch {
+            #expect(BreezeError.invalidArgument ~= error && error.description.contains("certificate"), "\(error)")
+        }
+        try a.startSync(options)
+        do { _ = try a.startSync(options); Issue.record("two nodes") } catch {
             #expect(BreezeError.sync ~= error && error.description.contains("already running"), "\(error)")
         }
         a.stopSync()
         a.stopSync()
-        try a.startSync(SyncOptions(secret: secret, listen: "127.0.0.1:0"))   // restartable
+        try a.startSync(options)   // restartable
         a.stopSync()
     }
 }

@@ -114,9 +114,7 @@ enum BenchCommand {
     }
 
     static func positive(_ s: String?, _ name: String, default d: Int) throws(CLIError) -> Int {
-        guard let s else { return d }
-        guard let n = Int(s.replacingUnderscores), n > 0 else { throw .failure("\(name) '\(s)': expected a positive whole number") }
-        return n
+        try Arguments.positive(s, name, default: d)
     }
 
     static func temporaryDirectory() throws(CLIError) -> String {

@@ -19,11 +19,7 @@ enum LiveBench {
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
         defer { if a.options["dir"] == nil { _ = system("rm -rf '\(dir)'") } }
         let progress = { (s: String) in if ctx.console.isTerminal { ctx.console.progress(s) } }
-        let secretFile = dir + "/cluster.key"
-        guard let f = fopen(secretFile, "w") else { throw .failure("cannot write \(secretFile)") }
-        let secretHex = Digest.hex(SecureRandom.bytes(32))
-        fputs(secretHex + "\n", f)
-        fclose(f)
+        let authority = try LocalAuthority(directory: dir)
         var o = Replica.Options(user: "bench")
         o.durability = ctx.durability == .full ? .full : .normal
         let sensor = "900001"
@@ -34,15 +30,16 @@ enum LiveBench {
             defer { x.close() }
             _ = try x.importData(Array("id,name,latitude,longitude,timezone\n\(sensor),Bench,42.7,-73.7,America/New_York\n".utf8),
                                  name: "bench-sensor.csv", format: "sensors-csv")
-            let status = try x.startSync(SyncOptions(secret: try SyncOptions.readSecret(file: secretFile), listen: "127.0.0.1:0"))
+            let xArgs = try authority.nodeArguments(db: dir + "/x.db")
+            let status = try x.startSync(try SyncOptions(certificateFile: xArgs[1], authorityFile: xArgs[3], listen: "127.0.0.1:0"))
             guard let ax = status.listenAddress else { throw CLIError.failure("bench live: x is not listening") }
             let breeze = try Subprocess.breezePath()
-            let y = try Subprocess(executable: breeze, args: ["node", "--db", dir + "/y.db", "--listen", "127.0.0.1:0", "--peer", ax,
-                                                              "--secret-file", secretFile, "--durability", ctx.durability.rawValue],
+            let y = try Subprocess(executable: breeze, args: ["node", "--db", dir + "/y.db", "--listen", "127.0.0.1:0", "--peer", ax]
+                                       + authority.nodeArguments(db: dir + "/y.db") + ["--durability", ctx.durability.rawValue],
                                    stderrPath: dir + "/y.log")
             let ay = SyncBench.listenAddress(y)
-            let z = try Subprocess(executable: breeze, args: ["node", "--db", dir + "/z.db", "--listen", "127.0.0.1:0", "--peer", ay,
-                                                              "--secret-file", secretFile, "--durability", ctx.durability.rawValue],
+            let z = try Subprocess(executable: breeze, args: ["node", "--db", dir + "/z.db", "--listen", "127.0.0.1:0", "--peer", ay]
+                                       + authority.nodeArguments(db: dir + "/z.db") + ["--durability", ctx.durability.rawValue],
                                    stderrPath: dir + "/z.log")
             _ = SyncBench.listenAddress(z)
             defer { y.stop(); z.stop() }

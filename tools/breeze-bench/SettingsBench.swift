@@ -8,7 +8,7 @@ import BreezeSync
 /// `breeze-bench settings`: the settings-map workload of the comparison with Yjs, Loro and pycrdt
 /// (`tools/bench/`). N last-writer-wins writes over K keys (`source.correct` events: the per-source
 /// correction map of `UserState`, an `LWWMap`) appended to the log one transaction each; the same events
-/// sent by one `SyncSession` to another over one in-memory connection (protocol version 2, packed events),
+/// sent by one `SyncSession` to another over one in-memory connection (protocol version 3: packed events, sealed),
 /// counting the frames' bytes; a peer database that decodes those frames through its session and stores
 /// them with `EventLog.ingest` (durably); a real second node process that
 /// catches up over TCP; the stored size; and W concurrent writers (W origins) merged into one state.
@@ -19,7 +19,7 @@ enum SettingsBench {
         var writeMicrosNormal = 0.0
         /// One transaction per write, durability full (fsync per commit), over `fullSample` writes.
         var writeMicrosFull = 0.0, fullSample = 0
-        /// Wire bytes per event sent by a session (version 2, packed): one frame per write (live, dictionaries
+        /// Wire bytes per event sent by a session (packed and sealed): one frame per write (live, dictionaries
         /// warm after the first write), and a node's catch-up batches (`SyncSession.Config.batchEvents`, 2,048).
         var bytesPerUpdateLive = 0.0, bytesPerUpdateBatched = 0.0
         /// The same with version 1's self-describing `events` frames (every event in its canonical form).
@@ -111,17 +111,18 @@ enum SettingsBench {
             r.writeMicrosFull = (monotonicSeconds() - t0) / Double(fullSample) * 1e6
             durable.close()
 
-            // 2. The wire: the frames one session sends another (version 2, packed events), one write at a
-            // time as a live push does, and in batches as catch-up does; and version 1's self-describing frames.
+            // 2. The wire: the frames one session sends another (version 3: packed events, sealed), one write at
+            // a time as a live push does, and in batches as catch-up does; and version 1's self-describing frames.
             r.eventBytes = events.reduce(0) { $0 + $1.encoded.count }
-            let (sender, receiver) = try connectedPair()
+            let authority = try LocalAuthority(directory: dir)
+            let (sender, receiver) = try connectedPair(authority: authority)
             var live = try send(events, perWrite: true, from: sender, to: receiver)
             r.bytesPerUpdateLive = Double(live.reduce(0) { $0 + $1.count }) / Double(count)
             var batched = try send(events, perWrite: false, from: sender, to: receiver)
             r.bytesPerUpdateBatched = Double(batched.reduce(0) { $0 + $1.count }) / Double(count)
             r.selfDescribingLive = Double(events.enumerated().reduce(0) { $0 + Frame.encode(.events(batch: UInt64($1.offset + 1), events: [$1.element])).count }) / Double(count)
             var selfDescribing = 0
-            let batchEvents = SyncSession.Config(replica: ReplicaID(rawValue: 1), scope: .cluster, secret: []).batchEvents
+            let batchEvents = SyncSession.defaultBatchEvents
             for start in stride(from: 0, to: count, by: batchEvents) {
                 selfDescribing += Frame.encode(.events(batch: UInt64(start / batchEvents + 1),
                                                        events: Array(events[start..<min(count, start + batchEvents)]))).count
@@ -136,7 +137,7 @@ enum SettingsBench {
             batched = []
 
             // 4. A real second process over TCP, then the stored size of its checkpointed database.
-            r.tcpRate = try catchUp(dir: dir, count: count, state: writerState, progress: progress)
+            r.tcpRate = try catchUp(dir: dir, count: count, state: writerState, authority: authority, progress: progress)
             r.dbBytes = fileSize(dir + "/b.db") + fileSize(dir + "/b.db-wal")
             r.stateBytes = writerState.canonicalBytes.count
 
@@ -166,12 +167,12 @@ enum SettingsBench {
 
     /// Two sessions (cluster scope) after the handshake, speaking the newest protocol version: the sender
     /// has the receiver's (empty) vectors. Each is a value: copies start from this same point.
-    static func connectedPair() throws(CLIError) -> (sender: SyncSession, receiver: SyncSession) {
-        let secret = SecureRandom.bytes(32)
-        var a = SyncSession(role: .server, config: SyncSession.Config(replica: ReplicaID(rawValue: 0xA), scope: .cluster, secret: secret),
-                            nonce: SecureRandom.bytes(32))
-        var b = SyncSession(role: .client, config: SyncSession.Config(replica: ReplicaID(rawValue: 0xB), scope: .cluster, secret: secret),
-                            nonce: SecureRandom.bytes(32))
+    static func connectedPair(authority: LocalAuthority) throws(CLIError) -> (sender: SyncSession, receiver: SyncSession) {
+        let now = SystemClock.nowMillis()
+        var a = SyncSession(role: .server, config: SyncSession.Config(credentials: try authority.credentials(replica: ReplicaID(rawValue: 0xA))),
+                            ephemeralKey: SecureRandom.bytes(32), nowMillis: now)
+        var b = SyncSession(role: .client, config: SyncSession.Config(credentials: try authority.credentials(replica: ReplicaID(rawValue: 0xB))),
+                            ephemeralKey: SecureRandom.bytes(32), nowMillis: now)
         func sent(_ actions: [SyncSession.Action]) -> [Message] { actions.compactMap { if case .send(let m) = $0 { m } else { nil } } }
         _ = a.start()
         var toA = sent(b.start())
@@ -179,7 +180,7 @@ enum SettingsBench {
             let toB = toA.flatMap { sent(a.receive($0)) }
             toA = toB.flatMap { sent(b.receive($0)) }
         }
-        _ = a.receive(.vectors([]))
+        for m in sent(b.sendVectors(local: [:])) { _ = a.receive(m) }
         guard a.state == .ready, b.state == .ready, a.version == SyncSession.versions.upperBound else {
             throw CLIError.failure("bench settings: the in-memory sessions did not connect")
         }
@@ -240,20 +241,16 @@ enum SettingsBench {
 
     /// Node A serves the writer's database, an empty node B (another process) dials it; returns B's
     /// catch-up rate and checks B's state.
-    static func catchUp(dir: String, count: Int, state: UserState, progress: (String) -> Void) throws -> Double {
-        let secret = dir + "/cluster.key"
-        guard let f = fopen(secret, "w") else { throw CLIError.failure("cannot write \(secret)") }
-        fputs(Digest.hex(SecureRandom.bytes(32)) + "\n", f)
-        fclose(f)
+    static func catchUp(dir: String, count: Int, state: UserState, authority: LocalAuthority, progress: (String) -> Void) throws -> Double {
         try EventLog.create(at: dir + "/b.db").close()
-        let nodeA = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret],
+        let nodeA = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: dir + "/a.db"),
                                    stderrPath: dir + "/a.log")
         defer { nodeA.stop() }
         let addressA = SyncBench.listenAddress(nodeA)
         guard !addressA.isEmpty else { throw CLIError.failure("bench settings: node A did not start (see \(dir)/a.log)") }
         let t0 = monotonicSeconds()
-        let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
-                                          "--secret-file", secret], stderrPath: dir + "/b.log")
+        let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA]
+                                       + authority.nodeArguments(db: dir + "/b.db"), stderrPath: dir + "/b.log")
         defer { nodeB.stop() }
         _ = SyncBench.listenAddress(nodeB)
         let reader = try EventLog.open(at: dir + "/b.db")

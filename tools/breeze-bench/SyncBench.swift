@@ -4,19 +4,17 @@ import BreezeCrypto
 import BreezeStore
 @preconcurrency import Glibc
 
-/// `breeze-bench sync`: catch-up throughput between two node processes over loopback, against this build's
-/// local batched append rate measured in the same run, and the peak memory of both processes (the latency of
-/// live edits is `breeze-bench live`).
+/// `breeze-bench sync`: catch-up throughput between two node processes over loopback (sealed, as every
+/// session is), against this build's local batched append rate measured in the same run, the cost of the
+/// encryption in that run (`SealCost`), and the peak memory of both processes (the latency of live edits is
+/// `breeze-bench live`).
 enum SyncBench {
     static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
         let count = try BenchCommand.positive(a.options["count"], "--count", default: 1_000_000)
         let dir: String
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
         defer { if a.options["dir"] == nil { _ = system("rm -rf '\(dir)'") } }
-        let secret = dir + "/cluster.key"
-        guard let f = fopen(secret, "w") else { throw .failure("cannot write \(secret)") }
-        fputs(Digest.hex(SecureRandom.bytes(32)) + "\n", f)
-        fclose(f)
+        let authority = try LocalAuthority(directory: dir)
         let progress = { (s: String) in if ctx.console.isTerminal { ctx.console.progress(s) } }
 
         // 1. Node A's database, filled through the public append API: the local batched append rate.
@@ -42,12 +40,12 @@ enum SyncBench {
         } catch { throw .failure("bench sync: \(error)") }
 
         // 2. Catch-up: B (empty, another process) dials A.
-        let nodeA = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0", "--secret-file", secret,
-                                          "--durability", ctx.durability.rawValue], stderrPath: dir + "/a.log")
+        let nodeA = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/a.db", "--listen", "127.0.0.1:0"] + authority.nodeArguments(db: dir + "/a.db")
+                                       + ["--durability", ctx.durability.rawValue], stderrPath: dir + "/a.log")
         let addressA = listenAddress(nodeA)
         let t0 = monotonicSeconds()
-        let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA,
-                                          "--secret-file", secret, "--durability", ctx.durability.rawValue],
+        let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA]
+                                       + authority.nodeArguments(db: dir + "/b.db") + ["--durability", ctx.durability.rawValue],
                                    stderrPath: dir + "/b.log")
         _ = listenAddress(nodeB)
         let reader: EventLog
@@ -64,6 +62,10 @@ enum SyncBench {
         reader.close()
         nodeA.stop()
         nodeB.stop()
+        // The cost of encryption in this run: the AEAD work of every frame the catch-up sent (`SealCost`).
+        let seal: SealCost.Figures
+        do { seal = try SealCost.measure(db: dir + "/a.db") } catch let e as CLIError { throw e } catch { throw .failure("bench sync: \(error)") }
+        let ratioWithoutAEAD = Double(count) / max(syncSeconds - seal.seconds, 1e-6) / appendRate
 
         if ctx.console.isTerminal { ctx.console.progress("") }
         let syncRate = Double(count) / syncSeconds
@@ -73,6 +75,9 @@ enum SyncBench {
                 ("syncEventsPerSecond", .double(syncRate.rounded())),
                 ("localAppendEventsPerSecond", .double(appendRate.rounded())),
                 ("ratio", .double((syncRate / appendRate * 1000).rounded() / 1000)),
+                ("aeadSeconds", .double((seal.seconds * 1000).rounded() / 1000)), ("aeadFrames", .int(Int64(seal.frames))),
+                ("aeadShareOfCatchUp", .double((seal.seconds / syncSeconds * 10000).rounded() / 10000)),
+                ("ratioWithoutAEADAtMost", .double((ratioWithoutAEAD * 1000).rounded() / 1000)),
                 ("peakRSSMiBNodeA", .double(memA)), ("peakRSSMiBNodeB", .double(memB)),
             ]).text)
         } else {
@@ -80,7 +85,9 @@ enum SyncBench {
             c.out("sync benchmark: \(count) events from node A to an empty node B (separate processes, loopback)")
             c.out("  catch-up                     \(BenchCommand.fmt(syncRate)) events/s (\(BenchCommand.fmt2(syncSeconds)) s)")
             c.out("  local batched append         \(BenchCommand.fmt(appendRate)) events/s (same build, same run)")
-            c.out("  ratio sync/append            \(BenchCommand.fmt2(syncRate / appendRate))  (goal >= 0.5)")
+            c.out("  ratio sync/append            \(BenchCommand.fmt2(syncRate / appendRate))  (goal >= 0.5; every frame sealed)")
+            c.out("  encryption                   \(BenchCommand.fmt2(seal.seconds * 1000)) ms of AEAD for \(seal.frames) frames (seal + open, measured here) = "
+                  + "\(BenchCommand.fmt2(seal.seconds / syncSeconds * 100))% of the catch-up; without it the ratio would be at most \(BenchCommand.fmt2(ratioWithoutAEAD))")
             c.out("  peak resident memory         A \(BenchCommand.fmt2(memA)) MiB, B \(BenchCommand.fmt2(memB)) MiB  (goal <= 150 each)")
         }
     }

@@ -8,23 +8,97 @@
 /// suspend and resume the per-frame faults; `stats` reports the counters. Every answer is
 /// `ok <counters>` (or `error ...`).
 ///
-/// `@unchecked Sendable`: `stats`, `links`, `cut`, `faultsOn` are guarded by `lock`; the rest is immutable.
+/// With `--attack`, each connection gets exactly one attack (`AttackKind`, in turn from the list) on its
+/// `--attack-after`th frame of one direction; the attack counts as detected when the connection is closed within
+/// `--attack-window-ms` of it. With `--capture FILE`, every byte forwarded (both directions) is appended to FILE.
+///
+/// `@unchecked Sendable`: `stats`, `links`, `cut`, `faultsOn`, `attackLog`, `recorded` and the capture file are
+/// guarded by `lock`; the rest is immutable.
 final class FaultProxy: @unchecked Sendable {
     let target: String
     let seed: UInt64
     let configured: FaultRates
+    let attackKinds: [AttackKind]
+    let attackAfter: Int
+    let attackWindowMillis: Double
     private var lock = pthread_mutex_t()
     private var stats = FaultStats()
     private var links: [Int: Link] = [:]
     private var isCut = false
     private var faultsOn = true
     private var nextID = 0
+    private let captureFD: Int32
+    /// Each attack fired: its kind, when, and when its connection closed.
+    private var attackLog: [Int: (kind: AttackKind, fired: Double, closed: Double?)] = [:]
+    /// Sealed frames seen lately, with their link and direction, for `splice`.
+    private var recorded: [(link: Int, up: Bool, frame: [UInt8])] = []
 
-    init(target: String, seed: UInt64, rates: FaultRates) {
+    init(target: String, seed: UInt64, rates: FaultRates, attacks: [AttackKind] = [], attackAfter: Int = 3,
+         attackWindowMillis: Double = 3000, capture: String? = nil) {
         self.target = target
         self.seed = seed
         self.configured = rates
+        attackKinds = attacks
+        self.attackAfter = attackAfter
+        self.attackWindowMillis = attackWindowMillis
+        captureFD = capture.map { open($0, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o644) } ?? -1
         pthread_mutex_init(&lock, nil)
+    }
+
+    /// Appends forwarded bytes to the capture file.
+    func capture(_ bytes: ArraySlice<UInt8>) {
+        guard captureFD >= 0, !bytes.isEmpty else { return }
+        locked {
+            var off = bytes.startIndex
+            while off < bytes.endIndex {
+                let n = bytes[off...].withUnsafeBytes { write(captureFD, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                off += n
+            }
+        }
+    }
+
+    /// Whether attacks are on now (`faults off` stops them too).
+    var attacking: Bool { locked { faultsOn } && !attackKinds.isEmpty }
+
+    /// The attack planned for connection `id`: its kind, direction (true: client to target) and frame index.
+    func plan(for id: Int, rng: inout SplitMix) -> AttackPlan? {
+        guard !attackKinds.isEmpty else { return nil }
+        let kind = attackKinds[(id - 1) % attackKinds.count]
+        if kind.onFirstFrame { return AttackPlan(kind: kind, up: true, frame: 0) }
+        return AttackPlan(kind: kind, up: rng.next() & 1 == 0, frame: attackAfter)
+    }
+
+    /// Records that link `id`'s attack fired now.
+    func fired(_ kind: AttackKind, link id: Int) {
+        locked {
+            attackLog[id] = (kind, Self.now(), nil)
+            stats.attacks[kind, default: 0] += 1
+        }
+    }
+
+    /// Records a sealed frame that passed (for `splice`) and counts it.
+    func sawSealed(_ frame: [UInt8], link id: Int, up: Bool) {
+        locked {
+            stats.sealed += 1
+            recorded.append((id, up, frame))
+            if recorded.count > 32 { recorded.removeFirst(recorded.count - 32) }
+        }
+    }
+
+    /// Counts a downgraded connection that carried a sealed frame after its downgrade.
+    func downgradeNotRefused() { locked { stats.downgradedSealed += 1 } }
+
+    /// A sealed frame recorded from another connection, same direction, if any.
+    func recordedFrame(notFrom id: Int, up: Bool) -> [UInt8]? {
+        locked { recorded.last { $0.link != id && $0.up == up }?.frame }
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1e6
     }
 
     private func locked<T>(_ body: () -> T) -> T {
@@ -38,7 +112,22 @@ final class FaultProxy: @unchecked Sendable {
     /// Updates the counters.
     func count(_ update: (inout FaultStats) -> Void) { locked { update(&stats) } }
 
-    func remove(_ link: Link) { _ = locked { links.removeValue(forKey: link.id) } }
+    func remove(_ link: Link) {
+        locked {
+            links.removeValue(forKey: link.id)
+            if attackLog[link.id] != nil { attackLog[link.id]!.closed = Self.now() }
+        }
+    }
+
+    /// The counters with `detected` filled in from the attack log.
+    private func currentStats() -> FaultStats {
+        var s = stats
+        s.detected = [:]
+        for (_, a) in attackLog {
+            if let c = a.closed, c - a.fired <= attackWindowMillis { s.detected[a.kind, default: 0] += 1 }
+        }
+        return s
+    }
 
     /// Serves until the process is killed: accepts proxied connections and control commands.
     func serve(listenFD: Int32, controlFD: Int32) -> Never {
@@ -69,7 +158,8 @@ final class FaultProxy: @unchecked Sendable {
         let link: Link = locked {
             nextID += 1
             stats.connections += 1
-            let l = Link(id: nextID, client: fd, target: t, proxy: self)
+            var rng = SplitMix(seed: seed ^ UInt64(nextID) &* 0x2545_F491_4F6C_DD1D)
+            let l = Link(id: nextID, client: fd, target: t, proxy: self, attack: plan(for: nextID, rng: &rng))
             links[l.id] = l
             return l
         }
@@ -103,7 +193,7 @@ final class FaultProxy: @unchecked Sendable {
         case "stats": answer = "ok"
         default: answer = "error unknown command '\(command)' (cut, heal, faults on, faults off, stats)"
         }
-        if answer == "ok" { answer += " " + locked { stats.line } }
+        if answer == "ok" { answer += " " + locked { currentStats().line } }
         _ = Sockets.writeAll(fd, Array((answer + "\n").utf8)[...])
     }
 }

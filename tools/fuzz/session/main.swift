@@ -1,34 +1,35 @@
 // Fuzz target: the handshake and the session state machine (`BreezeSync.SyncSession`), in either role.
 //
 // Input: byte 0 picks this side's role and scope, the peer's scope, and whether an honest peer (a real
-// session holding the secret) completes the handshake first; the rest is a script of steps: a message made
-// of raw bytes (decoded as the node would, or refused as garbage), a well-formed message from the peer
-// (vectors, events with valid hashes, packed batches from a real encoder with a right or wrong batch number,
-// resets, acknowledgements, pings), or a call from the shell (offer, committed,
-// sendVectors, abort, storageFailed; log rows are offered only while the window has room, as the node
-// does). Checks, besides "no trap, no hang, no leak": without the honest
-// handshake the session never authenticates (proofs cannot be forged); it authenticates at most once; it
-// asks to store only events the grants let the peer write, and sends only events the peer may read (packed
-// batches are read back by a decoder on the peer's side, which must accept every one); at
-// most `window` batches are unacknowledged; once closed it does nothing more.
+// session with a certificate of the trusted authority) completes the handshake first; the rest is a script of
+// steps: a message made of raw bytes (decoded as the node would, or refused as garbage), a well-formed message
+// from the peer (vectors, events with valid hashes, packed batches from a real encoder with a right or wrong
+// batch number, resets, acknowledgements, pings; sealed by the honest peer when there is one), or a call from
+// the shell (offer, committed, sendVectors, abort, storageFailed; log rows are offered only while the window
+// has room, as the node does). Checks, besides "no trap, no hang, no leak": without the honest handshake the
+// session never authenticates (no key, no certificate can be forged); it authenticates at most once; it asks
+// to store only events the grants let the peer write, and sends only events the peer may read, all sealed
+// after the handshake (the honest peer opens each, and its decoder must accept every packed batch); at most
+// `window` batches are unacknowledged; once closed it does nothing more.
 import BreezeCore
+import BreezeCrypto
 import BreezeSync
 import FuzzSupport
 
 // Globals of main.swift are set by top-level code, which never runs under libFuzzer's main: keep
 // constants in static properties (initialised lazily) instead.
 enum Fixed {
-    static let clusterSecret = [UInt8](repeating: 0x5A, count: 32)
+    static let authority = Ed25519.KeyPair(seed: [UInt8](repeating: 0x5A, count: 32))
+    static let now: UInt64 = 1_750_000_000_000
     static let streams: [StreamID] = [.public, .user("ana"), .user("bo"), .health("ana")]
 }
 
 func config(replica: UInt64, scope: Scope) -> SyncSession.Config {
-    let secret: [UInt8]
-    switch scope {
-    case .cluster: secret = Fixed.clusterSecret
-    case .user(let id): secret = Scope.userKey(clusterSecret: Fixed.clusterSecret, user: id)
-    }
-    var c = SyncSession.Config(replica: ReplicaID(rawValue: replica), scope: scope, secret: secret)
+    let device = Ed25519.KeyPair(seed: [UInt8](repeating: UInt8(replica), count: 32))
+    let cert = try! Certificate.issue(role: .device, key: device.publicKey, replica: ReplicaID(rawValue: replica), scope: scope,
+                                      notBefore: Fixed.now - 1000, notAfter: Fixed.now + 1000, signer: Fixed.authority)
+    let credentials = try! SyncCredentials(deviceKey: device, chain: [cert], authority: Fixed.authority.publicKey, nowMillis: Fixed.now)
+    var c = SyncSession.Config(credentials: credentials)
     c.batchEvents = 3
     c.batchBytes = 1 << 20   // batches cut by count only: with cuts by size one step may exceed the window (sync.md 6.3)
     c.window = 2
@@ -61,6 +62,9 @@ func vectors(_ input: inout FuzzInput) -> [StreamID: VersionVector] {
 /// The session under test and what it did so far.
 struct Harness {
     var session: SyncSession
+    /// The honest peer once its handshake completed: it seals what the script sends and opens what the session
+    /// sends.
+    var peer: SyncSession?
     var authenticatedCount = 0
     var closed = false
     /// The peer's side of what the session sends: batch numbers and packed contexts.
@@ -77,7 +81,17 @@ struct Harness {
         var sent: [Message] = []
         for a in actions {
             switch a {
-            case .send(let m):
+            case .send(let wire):
+                var m = wire
+                if case .sealed = wire, var p = peer, p.state == .ready {
+                    // The peer only seals and opens (it is not handed what it opened: its own sync state is
+                    // not the script's, and an acknowledgement of a batch the script sent would close it).
+                    guard case .message(let inner) = p.unseal(wire) else {
+                        require(false, "the honest peer cannot open a sealed frame"); continue
+                    }
+                    m = inner
+                    peer = p
+                }
                 sent.append(m)
                 var events: [Event] = []
                 switch m {
@@ -116,7 +130,19 @@ struct Harness {
         return sent
     }
 
-    mutating func receive(_ m: Message) { let a = session.receive(m); check(a) }
+    /// A message from the peer: sealed by the honest peer when there is one and it is still ready.
+    mutating func receive(_ m: Message) {
+        var wire = m
+        if var p = peer, p.state == .ready, session.state == .ready {
+            for case .send(let sealed) in p.send(m) { wire = sealed }
+            peer = p
+        }
+        let a = session.receive(wire)
+        check(a)
+    }
+
+    /// Raw bytes from the wire, as they are.
+    mutating func receiveRaw(_ m: Message) { let a = session.receive(m); check(a) }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -128,12 +154,12 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let scope: Scope = setup & 4 == 0 ? .cluster : .user("ana")
     let peerScope: Scope = setup & 8 == 0 ? .cluster : .user("ana")
     var h = Harness(session: SyncSession(role: role, config: config(replica: 1, scope: scope),
-                                         nonce: [UInt8](repeating: 1, count: Message.nonceLength)))
+                                         ephemeralKey: [UInt8](repeating: 1, count: 32), nowMillis: Fixed.now))
     var toPeer = h.check(h.session.start())
 
     if honest {
         var peer = SyncSession(role: role == .client ? .server : .client, config: config(replica: 2, scope: peerScope),
-                               nonce: [UInt8](repeating: 2, count: Message.nonceLength))
+                               ephemeralKey: [UInt8](repeating: 2, count: 32), nowMillis: Fixed.now)
         var toSession: [Message] = []
         for case .send(let m) in peer.start() { toSession.append(m) }
         while !toPeer.isEmpty || !toSession.isEmpty {
@@ -142,13 +168,13 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             for m in toSession {
                 let actions = h.session.receive(m)
                 toPeer += h.check(actions)
-                if actions.contains(where: { if case .authenticated = $0 { return true } else { return false } }) {
-                    h.check(h.session.sendVectors(local: [:]))
-                }
             }
             toSession = []
         }
-        require(h.session.state == .ready, "an honest handshake (\(scope) with \(peerScope)) did not complete: \(h.session.state)")
+        require(h.session.state == .ready && peer.state == .ready,
+                "an honest handshake (\(scope) with \(peerScope)) did not complete: \(h.session.state)")
+        h.peer = peer
+        h.check(h.session.sendVectors(local: [:]))
     }
 
     var steps = 0
@@ -159,7 +185,7 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let length = Int(input.byte())
             let type = input.byte()
             let payload = input.take(length)
-            do { h.receive(try Message.decode(type: type, payload: payload, range: 0..<payload.count)) } catch {
+            do { h.receiveRaw(try Message.decode(type: type, payload: payload, range: 0..<payload.count)) } catch {
                 h.check(h.session.receiveGarbage(FrameError(code: .malformed, error.description)))
             }
         case 1:
@@ -201,7 +227,7 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         if !honest {
             require(h.session.state != .ready && h.authenticatedCount == 0,
-                    "authenticated without the secret (role \(role), \(scope))")
+                    "authenticated without an honest handshake (role \(role), \(scope))")
         }
     }
     return 0

@@ -1,7 +1,8 @@
-// usage: favourites DB SENSORS_CSV SECRET_FILE PEER
+// usage: favourites DB SENSORS_CSV CERT AUTHORITY PEER
 //
 // Opens the replica at DB, imports the sensor registry, stars sensor 149970 and watches its sheet; then
-// syncs with PEER and waits until an edit made there (un-starring the sensor) flips the star back.
+// syncs with PEER (sealed: CERT is this replica's certificate chain from `breeze enrol`, AUTHORITY the
+// cluster authority's public key file) and waits until an edit made there (un-starring the sensor) flips the star back.
 import Breeze
 import Foundation
 
@@ -9,8 +10,8 @@ import Foundation
 struct Favourites {
     static func main() async throws {
         let args = CommandLine.arguments
-        guard args.count == 5 else { throw Usage() }
-        let (db, sensors, secretFile, peer) = (args[1], args[2], args[3], args[4])
+        guard args.count == 6 else { throw Usage() }
+        let (db, sensors, cert, authority, peer) = (args[1], args[2], args[3], args[4], args[5])
 
         let replica = try Replica(path: db, options: .init(user: "ana"))
         defer { replica.close() }
@@ -23,7 +24,7 @@ struct Favourites {
         try replica.addFavourite("149970")
         say("star \(try await sheet.next()!.isFavourite)")            // star true
 
-        try replica.startSync(SyncOptions(secret: try SyncOptions.readSecret(file: secretFile), peers: [peer]))
+        try replica.startSync(try SyncOptions(certificateFile: cert, authorityFile: authority, peers: [peer]))
         say("syncing with \(peer)")
 
         // The other replica un-stars the sensor; its edit arrives through the same observer.
@@ -39,6 +40,6 @@ struct Favourites {
     }
 
     struct Usage: Error, CustomStringConvertible {
-        var description: String { "usage: favourites DB SENSORS_CSV SECRET_FILE PEER" }
+        var description: String { "usage: favourites DB SENSORS_CSV CERT AUTHORITY PEER" }
     }
 }
