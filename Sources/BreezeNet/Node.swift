@@ -467,14 +467,25 @@ final class Node {
     }
 
     /// Group commit: stores every batch received since the last call in one transaction, then acknowledges.
+    ///
+    /// Relay before sync: the transaction commits without its fsync, so the new events are visible to this
+    /// node's other sessions, which send them on at once (the next replica of a chain need not wait for this
+    /// one's disk); then the write-ahead log is synced, and only then is anything acknowledged or an
+    /// in-process observer told. A power cut in between loses at most events no peer was told are stored
+    /// here (a peer that received them keeps them; the sender still holds them unacknowledged).
     private func commitPending() {
         if !pending.isEmpty {
             let work = pending
             pending = []
             do {
-                let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers")
+                let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers",
+                                             syncLater: true)
                 let inserted = reports.reduce(0) { $0 + $1.inserted }
-                if inserted > 0 { config.onCommit?(inserted) }
+                if inserted > 0 {
+                    if !stopping { pump() }
+                    try log.syncWAL()
+                    config.onCommit?(inserted)
+                }
                 for (w, r) in zip(work, reports) where peers[ObjectIdentifier(w.peer)] != nil {
                     if r.conflicts > 0 || r.invalid > 0 {
                         config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting events refused, \(r.invalid) misplaced events stored flagged")

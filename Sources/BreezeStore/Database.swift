@@ -51,6 +51,13 @@ final class Database {
         breeze_set_busy_handler(handle, milliseconds)
     }
 
+    /// Syncs the write-ahead log now, through the VFS (`breeze_sync_wal`): what a `synchronous=FULL` commit
+    /// does at its end, for a transaction committed with `synchronous=NORMAL` (see `EventLog.ingest(groups:source:syncLater:)`).
+    func syncWAL() throws(DatabaseError) {
+        let rc = breeze_sync_wal(handle)
+        if rc != SQLITE_OK { throw error(rc, sql: "sync of the write-ahead log") }
+    }
+
     func error(_ rc: Int32, sql: String?) -> DatabaseError {
         let code = handle.map { sqlite3_extended_errcode($0) } ?? rc
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "error \(rc)"

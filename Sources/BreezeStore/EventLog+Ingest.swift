@@ -37,6 +37,24 @@ extension EventLog {
     /// Stores several groups of remote events (for example one batch per peer) in one transaction, a group
     /// commit, and reports on each group separately. All or nothing: if the transaction fails, no group
     /// is stored.
+    ///
+    /// - Parameter syncLater: with `Durability.full`, commit without the fsync (`synchronous=NORMAL` for this
+    ///   transaction): the events are visible at once, so a node can relay them while the disk catches up,
+    ///   and the caller must call `syncWAL()` before it acknowledges them. Without it (the default) they are
+    ///   on disk when this returns.
+    public func ingest(groups: [[Event]], source: String? = nil, syncLater: Bool) throws(StoreError) -> [IngestReport] {
+        guard syncLater && options.durability == .full else { return try ingest(groups: groups, source: source) }
+        do { try db.execute("PRAGMA synchronous=NORMAL") } catch { throw StoreError.from(error, path: path) }
+        defer { try? db.execute("PRAGMA synchronous=FULL") }
+        return try ingest(groups: groups, source: source)
+    }
+
+    /// Syncs the write-ahead log (through SQLite's VFS, as a `synchronous=FULL` commit does): after
+    /// `ingest(groups:source:syncLater: true)`, the events are durable once this returns.
+    public func syncWAL() throws(StoreError) {
+        do { try db.syncWAL() } catch { throw StoreError.from(error, path: path) }
+    }
+
     public func ingest(groups: [[Event]], source: String? = nil) throws(StoreError) -> [IngestReport] {
         do {
             return try db.writeTransaction { () throws -> [IngestReport] in

@@ -23,6 +23,17 @@ static int breeze_busy_wait(void *ctx, int n) {
     return 1;
 }
 
+/// Syncs the connection's write-ahead log through SQLite's VFS (`xSync` of the file that
+/// `SQLITE_FCNTL_JOURNAL_POINTER` names, the WAL in WAL mode: https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html),
+/// as a `synchronous=FULL` commit would have synced it. SQLITE_OK when there is no WAL open yet.
+static inline int breeze_sync_wal(sqlite3 *db) {
+    sqlite3_file *wal = 0;
+    int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+    if (rc != SQLITE_OK) return rc;
+    if (wal == 0 || wal->pMethods == 0) return SQLITE_OK;
+    return wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+}
+
 /// Installs `breeze_busy_wait` with a timeout in milliseconds.
 static inline int breeze_set_busy_handler(sqlite3 *db, int timeout_ms) {
     return sqlite3_busy_handler(db, breeze_busy_wait, (void *)(intptr_t)timeout_ms);
