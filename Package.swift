@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeAirQuality", dependencies: ["BreezeCore"], linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "BreezeStore", dependencies: ["BreezeCore", "BreezeCrypto", "CSQLite"]),
+        .target(name: "BreezeStore", dependencies: ["BreezeCore", "BreezeCrypto", "BreezeAirQuality", "CSQLite"]),
         .target(name: "BreezeSync", dependencies: ["BreezeCore", "BreezeCrypto"]),
         .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
         .target(name: "BreezeImport", dependencies: ["BreezeCore", "CZlib"]),

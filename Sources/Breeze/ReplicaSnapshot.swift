@@ -70,6 +70,9 @@ struct LogWorld: WorldReader {
     func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])] {
         try log.projectedReadings(source: source, sensor: sensor, from: from, to: to)
     }
+    func hourly(source: String, sensor: String, from: Int64, to: Int64) throws -> [HourAggregate] {
+        try log.projectedHourly(source: source, sensor: sensor, from: from, to: to)
+    }
     func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64? {
         try log.latestReadingTime(source: source, sensor: sensor, at: at)
     }

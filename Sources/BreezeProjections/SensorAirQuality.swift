@@ -41,51 +41,49 @@ public struct SensorAirQuality: Sendable {
         correction = isPA ? (PurpleAirCorrection(id: user.correction(for: "purpleair")) ?? .epa2021) : .uncorrected
         let lastHour = now - ((now % 3600) + 3600) % 3600 - 3600
         let first = lastHour - Int64(hours + 11) * 3600
-        let rows = try world.readings(source: sensor.source, sensor: sensor.sensor, from: first, to: now + 1)
+        // Each hour summed up once (`HourAggregate`, stored by the projection): the readings from `first` up to
+        // `now` included.
+        let aggregates = try world.hourly(source: sensor.source, sensor: sensor.sensor, from: first, to: now + 1)
         lastReading = try world.latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
-        var byHour: [Int64: [(time: Int64, values: [String: Double])]] = [:]
-        for r in rows { byHour[r.time - ((r.time % 3600) + 3600) % 3600, default: []].append(r) }
-        let cadence = SensorAirQuality.cadence(rows.map(\.time))
+        var byHour: [Int64: HourAggregate] = [:]
+        for a in aggregates { byHour[a.hour] = a }
+        let cadence = SensorAirQuality.cadence(aggregates)
         var out: [HourlyValues] = []
+        out.reserveCapacity(hours + 12)
         var h = first
         while h <= lastHour {
-            let inHour = byHour[h] ?? []
-            out.append(isPA ? SensorAirQuality.purpleAirHour(h, inHour, cadence: cadence, correction: correction)
-                            : SensorAirQuality.monitorHour(h, inHour))
+            let a = byHour[h]
+            out.append(isPA ? SensorAirQuality.purpleAirHour(h, a, cadence: cadence, correction: correction)
+                            : SensorAirQuality.monitorHour(h, a))
             h += 3600
         }
         self.hours = out
     }
 
-    /// The seconds between readings (the median positive step, between 2 minutes and an hour), for the
-    /// completeness rule; 120 s (PurpleAir's 2-minute averages) when there are too few readings to tell. The
-    /// median, not the minimum: one stray extra reading must not make every hour look incomplete.
-    static func cadence(_ times: [Int64]) -> Int64 {
-        let steps = zip(times, times.dropFirst()).compactMap { $1 > $0 ? $1 - $0 : nil }.sorted()
-        guard !steps.isEmpty else { return 120 }
-        return min(3600, max(120, steps[steps.count / 2]))
+    /// The seconds between readings (the median positive step between consecutive readings of the window,
+    /// between 2 minutes and an hour), for the completeness rule; 120 s (PurpleAir's 2-minute averages) when
+    /// there are too few readings to tell. The median, not the minimum: one stray extra reading must not make
+    /// every hour look incomplete.
+    static func cadence(_ aggregates: [HourAggregate]) -> Int64 {
+        guard let step = HourAggregate.medianStep(aggregates) else { return 120 }
+        return min(3600, max(120, step))
     }
 
-    static func mean(_ xs: [Double]) -> Double? { xs.isEmpty ? nil : xs.reduce(0, +) / Double(xs.count) }
-
-    static func purpleAirHour(_ h: Int64, _ rows: [(time: Int64, values: [String: Double])], cadence: Int64,
-                              correction: PurpleAirCorrection) -> HourlyValues {
-        let channels = rows.map { PurpleAirChannels(a: $0.values["pm25_cf1_a"], b: $0.values["pm25_cf1_b"]) }
+    static func purpleAirHour(_ h: Int64, _ a: HourAggregate?, cadence: Int64, correction: PurpleAirCorrection) -> HourlyValues {
+        guard let a else { return HourlyValues(hour: h, pm25: nil, temperatureC: nil, humidity: nil) }
+        // The EPA completeness rule (PurpleAirChannels.mean): at least 90 % of the expected readings valid.
         let expected = Int(max(1, 3600 / cadence))
-        let rawHumidity = mean(rows.compactMap { $0.values["humidity_housing"] })
-        let pa = PurpleAirChannels.mean(of: channels, expectedCount: expected)
+        let rawHumidity = a.humidityHousing.mean
+        let pa: Double? = a.validPairs > 0 && 10 * a.validPairs >= 9 * expected ? a.pairSum / Double(a.validPairs) : nil
         let pm25 = pa.flatMap { correction.apply(pa: $0, humidity: rawHumidity) }
-        let housingC = mean(rows.compactMap { $0.values["temperature_housing"] })
         return HourlyValues(hour: h, pm25: pm25,
-                            temperatureC: housingC.map { $0 - 8 / 1.8 },
+                            temperatureC: a.temperatureHousing.mean.map { $0 - 8 / 1.8 },
                             humidity: rawHumidity.map { min(100, $0 + 4) })
     }
 
-    static func monitorHour(_ h: Int64, _ rows: [(time: Int64, values: [String: Double])]) -> HourlyValues {
+    static func monitorHour(_ h: Int64, _ a: HourAggregate?) -> HourlyValues {
         // Hourly values only: a daily mean (`pm25_24h`) is not an hour's concentration.
-        HourlyValues(hour: h, pm25: mean(rows.compactMap { $0.values["pm25"] }),
-                     temperatureC: mean(rows.compactMap { $0.values["temperature"] }),
-                     humidity: mean(rows.compactMap { $0.values["humidity"] }))
+        HourlyValues(hour: h, pm25: a?.pm25.mean, temperatureC: a?.temperature.mean, humidity: a?.humidity.mean)
     }
 
     /// The NowCast AQI for the hour at `index` of `hours` (the 12 hours ending there), nil when the NowCast

@@ -1,4 +1,5 @@
 public import BreezeCore
+public import BreezeAirQuality
 
 /// What screens read: the projected facts and a user's state. The `Breeze` library provides it from the SQLite
 /// projection (`LogWorld`); tests and `breeze replay` provide an in-memory `FactWorld`. Every method returns data in a fixed order,
@@ -8,6 +9,9 @@ public protocol WorldReader {
     func sensors() throws -> [SensorRegistration]
     /// A sensor's values with `from <= time < to`, in time order.
     func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])]
+    /// A sensor's readings with `from <= time < to` summed up per clock hour (`HourAggregate`), by hour; hours
+    /// without readings are left out. The default sums up `readings(...)`; the SQLite projection stores them.
+    func hourly(source: String, sensor: String, from: Int64, to: Int64) throws -> [HourAggregate]
     /// The time of a sensor's newest reading at or before `at`, if any (for freshness).
     func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64?
     /// Facts of a kind (`pollen`, `temperature`, `biomarker`) whose key starts with `keyPrefix`, in key order.
@@ -58,4 +62,11 @@ public protocol Screen: Sendable {
     static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model
     /// Readable text (aligned columns, bars drawn with characters).
     static func render(_ model: Model) -> [String]
+}
+
+extension WorldReader {
+    /// `hourly` from `readings`: each hour's readings, in time order, summed up by `HourAggregate`.
+    public func hourly(source: String, sensor: String, from: Int64, to: Int64) throws -> [HourAggregate] {
+        HourAggregate.group(try readings(source: source, sensor: sensor, from: from, to: to))
+    }
 }

@@ -1,4 +1,5 @@
 public import BreezeCore
+public import BreezeAirQuality
 import BreezeCrypto
 
 /// The facts projection: sensors, readings and other facts of the log laid out in tables that screens can
@@ -14,7 +15,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 4
+    public static let projectionVersion: Int64 = 5
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
 
@@ -137,7 +138,7 @@ extension EventLog {
         // Readings go to hour buckets (`ReadingBucket`): this page's values are grouped per bucket first, then
         // each touched bucket is read once, merged and written once, in key order (B-tree locality).
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
-        let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, data) VALUES (?, ?, ?, ?)")
+        let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, agg, data) VALUES (?, ?, ?, ?, ?)")
         var pending: [BucketKey: [ReadingBucket.Group]] = [:]
         let upsertSensor = try db.cached("""
             INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
@@ -216,7 +217,9 @@ extension EventLog {
             try writeBucket.bind(1, key.source)
             try writeBucket.bind(2, key.sensor)
             try writeBucket.bind(3, key.hour)
-            try writeBucket.bind(4, ReadingBucket(merging: groups).encoded)
+            let bucket = ReadingBucket(merging: groups)
+            try writeBucket.bind(4, HourAggregate(hour: key.hour * 3600, readings: bucket.rows).encoded)
+            try writeBucket.bind(5, bucket.encoded)
             try writeBucket.run()
         }
         return (count, last)
@@ -256,17 +259,54 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// A sensor's hours with readings in `from <= time < to`, summed up (`HourAggregate`), by hour: the stored
+    /// aggregates, except for an hour that `to` or `from` cuts, which is summed up from its bucket's readings
+    /// in the range.
+    public func projectedHourly(source: String, sensor: String, from: Int64, to: Int64) throws(StoreError) -> [HourAggregate] {
+        guard from < to else { return [] }
+        do {
+            let q = try db.cached("SELECT hour, agg FROM proj_readings WHERE source = ? AND sensor = ? AND hour >= ? AND hour <= ? ORDER BY hour")
+            defer { q.reset() }
+            try q.bind(1, source)
+            try q.bind(2, sensor)
+            let firstHour = ReadingBucket.hour(from), lastHour = ReadingBucket.hour(to - 1)
+            try q.bind(3, firstHour)
+            try q.bind(4, lastHour)
+            var out: [HourAggregate] = []
+            while try q.step() {
+                let h = q.int(0)
+                let a = try HourAggregate(hour: h * 3600, decoding: q.blob(1))
+                if a.firstTime < from || a.lastTime >= to {
+                    // Cut by the range: sum up only the readings inside it.
+                    let rows = try projectedReadings(source: source, sensor: sensor, from: max(from, h * 3600), to: min(to, h * 3600 + 3600))
+                    if !rows.isEmpty { out.append(HourAggregate(hour: h * 3600, readings: rows)) }
+                } else {
+                    out.append(a)
+                }
+            }
+            return out
+        } catch let e as StoreError { throw e } catch let e as DecodingError {
+            throw projectionDamaged(source, sensor, e)
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// The time of a sensor's latest reading at or before `at`, if any.
     public func latestReadingTime(source: String, sensor: String, at: Int64) throws(StoreError) -> Int64? {
         do {
-            let q = try db.cached("SELECT data FROM proj_readings WHERE source = ? AND sensor = ? AND hour <= ? ORDER BY hour DESC")
+            let q = try db.cached("SELECT hour, agg FROM proj_readings WHERE source = ? AND sensor = ? AND hour <= ? ORDER BY hour DESC")
             defer { q.reset() }
             try q.bind(1, source)
             try q.bind(2, sensor)
             try q.bind(3, ReadingBucket.hour(at))
-            // Only the bucket of `at` itself can hold nothing at or before `at`; then the one before it answers.
+            // Only the bucket of `at` itself can hold nothing at or before `at`; then the one before it answers. The
+            // aggregate tells without decoding the bucket, unless `at` falls between its first and last reading.
             while try q.step() {
-                if let t = try ReadingBucket.latestTime(q.blob(0), atOrBefore: at) { return t }
+                let h = q.int(0)
+                let a = try HourAggregate(hour: h * 3600, decoding: q.blob(1))
+                if a.lastTime <= at { return a.lastTime }
+                if a.firstTime <= at {
+                    return try projectedReadings(source: source, sensor: sensor, from: h * 3600, to: at + 1).last?.time
+                }
             }
             return nil
         } catch let e as DecodingError {

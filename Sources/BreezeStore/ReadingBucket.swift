@@ -10,9 +10,13 @@ import BreezeCore
 /// Values are kept grouped by the event that wrote them (`Group`: one time, one stamp, its quantities), so a
 /// reading's time and stamp are held and written once, not once per quantity.
 ///
-/// Canonical encoding (equal buckets have equal bytes): the quantities, sorted, as `list<string>`; then
-/// `list<(zigzag time, u64 hlc, u64 replica, varint epoch, varint counter, list<(varint quantity index,
-/// f64 value)>)>`, groups sorted by (time, stamp), values by quantity, no empty group.
+/// Canonical encoding (equal buckets have equal bytes; projection version 5): the quantities, sorted, as
+/// `list<string>`; the distinct stamps of its groups, ascending, as `list<(u64 hlc, u64 replica, varint
+/// epoch, varint counter)>` (an import writes an hour of a sensor in one event: one stamp); then
+/// `list<(varint time step, varint stamp index, list<(varint quantity index, decimal value)>)>`, groups
+/// sorted by (time, stamp), values by quantity, no empty group; the first group's step is its zigzag time,
+/// each next one's its time minus the previous group's, and values use `Decimal64` (2 or 3 bytes for a
+/// typical reading instead of 8). About 30 bytes for a reading of nine values, where version 4 took 100.
 struct ReadingBucket: Sendable {
     /// The values one event wrote at one time (those that still win), in the event's order; a quantity
     /// given twice in one event counts once, with its last value (see `encoded`).
@@ -70,22 +74,31 @@ struct ReadingBucket: Sendable {
     /// The canonical bytes.
     var encoded: [UInt8] {
         let quantities = quantityTable
-        var w = ByteWriter(capacity: 8 + quantities.count * 16 + groups.count * (32 + 9 * quantities.count))
+        var stamps: [Stamp] = []
+        for g in groups where !stamps.contains(g.stamp) { stamps.append(g.stamp) }
+        stamps.sort()
+        var w = ByteWriter(capacity: 8 + quantities.count * 16 + stamps.count * 24 + groups.count * (4 + 4 * quantities.count))
         w.varint(UInt64(quantities.count))
         for q in quantities { w.string(q) }
+        w.varint(UInt64(stamps.count))
+        for s in stamps {
+            w.u64(s.hlc.rawValue)
+            w.u64(s.id.origin.replica.rawValue)
+            w.varint(UInt64(s.id.origin.epoch))
+            w.varint(s.id.counter)
+        }
         w.varint(UInt64(groups.count))
         var indexed: [(index: Int, value: Double)] = []
+        var previous: Int64?
         for g in groups {
             ReadingBucket.canonical(g, quantities, into: &indexed)
-            w.zigzag(g.time)
-            w.u64(g.stamp.hlc.rawValue)
-            w.u64(g.stamp.id.origin.replica.rawValue)
-            w.varint(UInt64(g.stamp.id.origin.epoch))
-            w.varint(g.stamp.id.counter)
+            if let p = previous { w.varint(UInt64(g.time - p)) } else { w.zigzag(g.time) }
+            previous = g.time
+            w.varint(UInt64(stamps.count == 1 ? 0 : stamps.firstIndex(of: g.stamp)!))
             w.varint(UInt64(indexed.count))
             for v in indexed {
                 w.varint(UInt64(v.index))
-                w.f64(v.value)
+                w.decimal(v.value)
             }
         }
         return w.bytes
@@ -124,6 +137,16 @@ struct ReadingBucket: Sendable {
         return out.sorted { ($0.time, $0.quantity) < ($1.time, $1.quantity) }
     }
 
+    /// The winning values, one dictionary of quantities per time, in time order (what screens read).
+    var rows: [(time: Int64, values: [String: Double])] {
+        var out: [(time: Int64, values: [String: Double])] = []
+        for g in groups {
+            if out.last?.time != g.time { out.append((g.time, Dictionary(minimumCapacity: g.values.count))) }
+            for v in g.values { out[out.count - 1].values[v.quantity] = v.value }
+        }
+        return out
+    }
+
     /// Per (time, quantity), the value with the greater stamp.
     func merged(with other: ReadingBucket) -> ReadingBucket { ReadingBucket(merging: groups + other.groups) }
 
@@ -138,21 +161,36 @@ struct ReadingBucket: Sendable {
         var quantities: [String] = []
         quantities.reserveCapacity(n)
         for _ in 0..<n { quantities.append(try r.string()) }
-        let groups = try r.count(limit: r.remaining)
-        var values: [(quantity: String, value: Double)] = []
-        for _ in 0..<groups {
-            let time = try r.zigzag()
+        let stampCount = try r.count(limit: r.remaining / 18)
+        var stamps: [(hlc: UInt64, replica: UInt64, epoch: UInt64, counter: UInt64)] = []
+        stamps.reserveCapacity(stampCount)
+        for _ in 0..<stampCount {
             let hlc = try r.u64(), replica = try r.u64()
             let epoch = try r.varint(), counter = try r.varint()
             guard epoch <= UInt64(UInt32.max) else { throw DecodingError.malformed("bucket epoch out of range") }
-            let stamp = { Stamp(hlc: HLC(rawValue: hlc), id: EventID(origin: Origin(replica: ReplicaID(rawValue: replica),
-                                                                                  epoch: UInt32(epoch)), counter: counter)) }
+            stamps.append((hlc, replica, epoch, counter))
+        }
+        let groups = try r.count(limit: r.remaining)
+        guard groups == 0 || stampCount > 0 else { throw DecodingError.malformed("a bucket's groups without stamps") }
+        var values: [(quantity: String, value: Double)] = []
+        var time: Int64 = 0
+        for g in 0..<groups {
+            if g == 0 { time = try r.zigzag() } else {
+                let step = try r.varint()
+                guard step <= 3600 else { throw DecodingError.malformed("bucket time step \(step) beyond an hour") }
+                time += Int64(step)
+            }
+            let si = try r.varint()
+            guard si < UInt64(stampCount) else { throw DecodingError.malformed("bucket stamp index \(si) out of range") }
+            let s = stamps[Int(si)]
+            let stamp = { Stamp(hlc: HLC(rawValue: s.hlc), id: EventID(origin: Origin(replica: ReplicaID(rawValue: s.replica),
+                                                                                    epoch: UInt32(s.epoch)), counter: s.counter)) }
             let count = try r.count(limit: r.remaining)
             values.removeAll(keepingCapacity: true)
             for _ in 0..<count {
                 let q = try r.varint()
                 guard q < UInt64(quantities.count) else { throw DecodingError.malformed("bucket quantity index \(q) out of range") }
-                values.append((quantities[Int(q)], try r.f64()))
+                values.append((quantities[Int(q)], try r.decimal()))
             }
             body(time, stamp, values)
         }

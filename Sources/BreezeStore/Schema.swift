@@ -78,8 +78,10 @@ enum Schema {
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(source, sensor)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS proj_readings\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, hour INTEGER NOT NULL,
+            agg BLOB NOT NULL,    -- HourAggregate of the winning values (what the screens' pipeline reads), before
+                                  -- data so a query of aggregates does not read the bucket
             data BLOB NOT NULL,   -- ReadingBucket: per (time, quantity) in the hour, the winning value and its stamp
-            PRIMARY KEY(source, sensor, hour));   -- a rowid table: buckets of a few KiB fit its pages, not an index's
+            PRIMARY KEY(source, sensor, hour)) WITHOUT ROWID;   -- compact buckets (version 5) fit an index page
         CREATE TABLE IF NOT EXISTS proj_facts\(suffix)(kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(kind, key)) WITHOUT ROWID;

@@ -305,3 +305,48 @@ struct CodecTests {
         #expect(e.encoded.count == 67)
     }
 }
+
+/// `Decimal64`: every double round-trips bit for bit, short decimals take a few bytes, and only the canonical
+/// form decodes.
+struct Decimal64Tests {
+    static func roundTrip(_ v: Double) throws -> (Double, Int) {
+        var w = ByteWriter(capacity: 16)
+        w.decimal(v)
+        var r = ByteReader(w.bytes)
+        let back = try r.decimal()
+        #expect(r.isAtEnd)
+        return (back, w.bytes.count)
+    }
+
+    @Test func everyDoubleRoundTripsExactly() throws {
+        var rng = SeededRandom(seed: 20261202)
+        var values: [Double] = [0, -0.0, 1, -1, 12.34, 45, 1013.25, 0.1, 1e300, -1e-300, .infinity, -.infinity,
+                                .greatestFiniteMagnitude, .leastNonzeroMagnitude, 9_007_199_254_740_993, 123456.789012]
+        for _ in 0..<20_000 {
+            values.append(Double(bitPattern: rng.next()))                          // any bits, NaNs included
+            values.append((Double(Int64.random(in: -100_000...100_000, using: &rng)) / [1, 10, 100, 1000][Int.random(in: 0...3, using: &rng)]))
+        }
+        for v in values {
+            let (back, _) = try Self.roundTrip(v)
+            #expect(back.bitPattern == v.bitPattern, "\(v) came back as \(back)")
+        }
+    }
+
+    @Test func typicalReadingsTakeAFewBytes() throws {
+        #expect(try Self.roundTrip(4.53).1 == 2 && Self.roundTrip(12.34).1 == 3 && Self.roundTrip(45).1 == 2 && Self.roundTrip(1013.25).1 == 3)
+        #expect(try Self.roundTrip(0).1 == 1 && Self.roundTrip(.pi).1 == 9 && Self.roundTrip(-0.0).1 == 9)
+    }
+
+    @Test func aNonCanonicalFormIsRefused() {
+        // 12.3 as 1230e-2 (k 2 where 1 suffices), and 12.0 written in full.
+        var w = ByteWriter(capacity: 16)
+        w.varint((1230 << 1) << 3 | 2)
+        var r = ByteReader(w.bytes)
+        #expect(throws: DecodingError.self) { try r.decimal() }
+        var full = ByteWriter(capacity: 16)
+        full.varint(7)
+        full.f64(12)
+        var r2 = ByteReader(full.bytes)
+        #expect(throws: DecodingError.self) { try r2.decimal() }
+    }
+}

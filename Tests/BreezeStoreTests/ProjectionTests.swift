@@ -194,7 +194,11 @@ struct ReadingBucketTests {
         let good = ReadingBucket(merging: [g(7200, st(5, 1), [("pm25", 1)])]).encoded
         #expect(throws: DecodingError.self) { try ReadingBucket(decoding: Array(good.dropLast())) }
         var badIndex = good
-        badIndex[good.count - 9] = 7                 // the quantity index of the only value (before its f64)
+        badIndex[good.count - 2] = 7                 // the quantity index of the only value (before its 1-byte decimal)
         #expect(throws: DecodingError.self) { try ReadingBucket(decoding: badIndex) }
+        var longForm = Array(good.dropLast())        // 1.0 written in full (tag 7, then 8 bytes): not canonical
+        longForm.append(7)
+        longForm += withUnsafeBytes(of: (1.0).bitPattern.littleEndian) { Array($0) }
+        #expect(throws: DecodingError.self) { try ReadingBucket(decoding: longForm) }
     }
 }

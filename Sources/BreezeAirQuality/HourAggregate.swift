@@ -1,0 +1,124 @@
+/// What the air-quality pipeline needs of one clock hour of one sensor's readings, summed up once: how many
+/// readings and when (for the completeness rule and freshness), the A/B-checked PurpleAir channel mean, and the
+/// means of the other quantities. The pipeline (`SensorAirQuality` in BreezeProjections) computes exactly what
+/// it computed from the raw readings: every sum is taken in time order, as the pipeline took it, so the
+/// results are the same to the bit; the steps between readings are kept as a histogram, from which the median
+/// step over a window of hours is exact.
+///
+/// The facts projection stores one per sensor and hour (`BreezeStore`), so a screen reads an hour as one small
+/// record instead of 30 readings, and an hour is summed again only when one of its readings changes.
+public struct HourAggregate: Equatable, Sendable {
+    /// Start of the hour, Unix seconds (UTC).
+    public var hour: Int64
+    /// Readings (distinct times) in the hour.
+    public var count: Int
+    /// The first and last reading time in the hour.
+    public var firstTime: Int64, lastTime: Int64
+    /// The positive steps between consecutive readings of the hour, as (step seconds, how many), by step.
+    public var steps: [Step]
+    /// PurpleAir: readings whose A/B channels passed the EPA check (`PurpleAirChannels.verdict`), and the sum of
+    /// their channel means in time order.
+    public var validPairs: Int, pairSum: Double
+    /// Sums in time order, with their counts, of the quantities the pipeline averages.
+    public var humidityHousing: Sum, temperatureHousing: Sum, pm25: Sum, temperature: Sum, humidity: Sum
+
+    /// A step between readings and how often it occurs.
+    public struct Step: Equatable, Sendable {
+        public var seconds: Int64
+        public var count: Int
+        public init(seconds: Int64, count: Int) {
+            self.seconds = seconds
+            self.count = count
+        }
+    }
+
+    /// A running sum and how many values it holds.
+    public struct Sum: Equatable, Sendable {
+        public var total: Double = 0
+        public var count: Int = 0
+        public init(total: Double = 0, count: Int = 0) {
+            self.total = total
+            self.count = count
+        }
+        /// The mean, nil when there is no value.
+        public var mean: Double? { count == 0 ? nil : total / Double(count) }
+        mutating func add(_ v: Double?) {
+            guard let v else { return }
+            total += v
+            count += 1
+        }
+    }
+
+    /// The quantities a PurpleAir reading carries for its channels, and those the pipeline averages
+    /// (`Protocol/encoding.md`: units µg/m³, °F housing temperature, % housing humidity).
+    public static let channelA = "pm25_cf1_a", channelB = "pm25_cf1_b"
+
+    /// Sums up the readings of one hour, given in time order (distinct times, all in `[hour, hour + 3600)`).
+    public init(hour: Int64, readings: [(time: Int64, values: [String: Double])]) {
+        self.hour = hour
+        count = readings.count
+        firstTime = readings.first?.time ?? hour
+        lastTime = readings.last?.time ?? hour
+        var stepCounts: [Int64: Int] = [:]
+        for (a, b) in zip(readings, readings.dropFirst()) where b.time > a.time { stepCounts[b.time - a.time, default: 0] += 1 }
+        steps = stepCounts.keys.sorted().map { Step(seconds: $0, count: stepCounts[$0]!) }
+        validPairs = 0
+        pairSum = 0
+        humidityHousing = Sum(); temperatureHousing = Sum(); pm25 = Sum(); temperature = Sum(); humidity = Sum()
+        for r in readings {
+            if let mean = PurpleAirChannels(a: r.values[HourAggregate.channelA], b: r.values[HourAggregate.channelB]).average {
+                validPairs += 1
+                pairSum += mean
+            }
+            humidityHousing.add(r.values["humidity_housing"])
+            temperatureHousing.add(r.values["temperature_housing"])
+            pm25.add(r.values["pm25"])
+            temperature.add(r.values["temperature"])
+            humidity.add(r.values["humidity"])
+        }
+    }
+
+    /// The readings of a time series (in time order) summed up per clock hour, by hour.
+    public static func group(_ rows: [(time: Int64, values: [String: Double])]) -> [HourAggregate] {
+        var out: [HourAggregate] = []
+        var i = 0
+        while i < rows.count {
+            let hour = rows[i].time - ((rows[i].time % 3600) + 3600) % 3600
+            var j = i + 1
+            while j < rows.count, rows[j].time < hour + 3600 { j += 1 }
+            out.append(HourAggregate(hour: hour, readings: Array(rows[i..<j])))
+            i = j
+        }
+        return out
+    }
+
+    /// An aggregate as stored (every field given).
+    public init(hour: Int64, count: Int, firstTime: Int64, lastTime: Int64, steps: [Step], validPairs: Int, pairSum: Double,
+                humidityHousing: Sum, temperatureHousing: Sum, pm25: Sum, temperature: Sum, humidity: Sum) {
+        self.hour = hour; self.count = count; self.firstTime = firstTime; self.lastTime = lastTime; self.steps = steps
+        self.validPairs = validPairs; self.pairSum = pairSum; self.humidityHousing = humidityHousing
+        self.temperatureHousing = temperatureHousing; self.pm25 = pm25; self.temperature = temperature; self.humidity = humidity
+    }
+
+    /// The median positive step between consecutive readings over consecutive hours (`aggregates` by hour, one
+    /// sensor): the steps inside each hour and those from one hour's last reading to the next hour's first, as
+    /// if every reading of those hours were listed in time order. Nil without any step.
+    public static func medianStep(_ aggregates: [HourAggregate]) -> Int64? {
+        var all: [(seconds: Int64, count: Int)] = []
+        for (i, a) in aggregates.enumerated() {
+            for s in a.steps { all.append((s.seconds, s.count)) }
+            if i > 0, a.count > 0, aggregates[i - 1].count > 0, a.firstTime > aggregates[i - 1].lastTime {
+                all.append((a.firstTime - aggregates[i - 1].lastTime, 1))
+            }
+        }
+        let total = all.reduce(0) { $0 + $1.count }
+        guard total > 0 else { return nil }
+        all.sort { $0.seconds < $1.seconds }
+        var seen = 0
+        for s in all {
+            seen += s.count
+            if seen > total / 2 { return s.seconds }
+        }
+        return all.last?.seconds
+    }
+}

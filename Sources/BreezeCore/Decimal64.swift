@@ -1,0 +1,57 @@
+/// A compact, exact encoding of a `Double` for measured values: most readings are short decimals (12.34,
+/// 45, 1013.25), which this writes as a varint of `zigzag(m) * 8 + k` where the value is `m / 10^k` exactly
+/// (`k` 0...6, `|m| < 2^53`), in 1 to 4 bytes for typical sensor values instead of 8; anything else (more
+/// digits, -0.0, NaN, infinities, huge values) is the tag 7 followed by the 8 bytes of the IEEE bits.
+///
+/// Exact: decoding `m / 10^k` with IEEE division gives the double nearest to the decimal, which is the value
+/// the encoder found, bit for bit (checked when encoding). Canonical: the smallest `k` that works is chosen,
+/// and a decoder refuses any other form, so each value has one encoding.
+public enum Decimal64 {
+    static let powers: [Double] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
+
+    /// The `(m, k)` of the shortest exact decimal form, or nil.
+    static func decimal(_ v: Double) -> (mantissa: Int64, exponent: Int)? {
+        guard v.isFinite, v.bitPattern != (-0.0).bitPattern else { return nil }
+        for k in 0..<powers.count {
+            let scaled = v * powers[k]
+            guard abs(scaled) < 9_007_199_254_740_992 else { return nil }   // 2^53: integers stay exact
+            let m = scaled.rounded()
+            if (m / powers[k]).bitPattern == v.bitPattern { return (Int64(m), k) }
+        }
+        return nil
+    }
+}
+
+extension ByteWriter {
+    /// Writes `v` in the `Decimal64` encoding.
+    public mutating func decimal(_ v: Double) {
+        if let (m, k) = Decimal64.decimal(v) {
+            varint(((UInt64(bitPattern: m) << 1) ^ UInt64(bitPattern: m >> 63)) << 3 | UInt64(k))
+        } else {
+            varint(7)
+            f64(v)
+        }
+    }
+}
+
+extension ByteReader {
+    /// Reads a `Decimal64` value; a form other than the canonical one is malformed.
+    public mutating func decimal() throws(DecodingError) -> Double {
+        let x = try varint()
+        let k = Int(x & 7)
+        if k == 7 {
+            guard x == 7 else { throw DecodingError.malformed("decimal tag 7 with a mantissa") }
+            let v = try f64()
+            guard Decimal64.decimal(v) == nil else { throw DecodingError.malformed("decimal \(v) written in full, not in its short form") }
+            return v
+        }
+        let z = x >> 3
+        let m = Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+        guard abs(m) < 9_007_199_254_740_992 else { throw DecodingError.malformed("decimal mantissa out of range") }
+        let v = Double(m) / Decimal64.powers[k]
+        guard let (cm, ck) = Decimal64.decimal(v), cm == m, ck == k else {
+            throw DecodingError.malformed("decimal \(m)e-\(k) not in its shortest form")
+        }
+        return v
+    }
+}
