@@ -15,6 +15,8 @@ final class ReadCache {
     /// Events with `seq` up to this hold no fact: the projection has nothing to apply from them, even when its
     /// checkpoint is behind (an event never changes at its `seq`).
     var factFreeThrough: Int64 = 0
+    /// The sensors, their spatial index and the pipelines already run (`LogWorld` reads through it).
+    let world = WorldCache()
 
     /// The state of `user`'s stream as committed now.
     func state(of user: String, in log: EventLog) throws -> UserState {

@@ -35,6 +35,8 @@ public struct ReplicaSnapshot {
     /// - Throws: `BreezeError.screen` when the parameters do not name what the screen needs.
     public func screen<S: Screen>(_ screen: S.Type, _ parameters: ScreenParameters) throws -> S.Model {
         try catchUpProjection()
+        let checkpoint = try log.projectionCheckpoint()
+        try cache.world.refresh(log, covered: max(checkpoint.seq, cache.factFreeThrough))
         do { return try S.build(LogWorld(log: log, cache: cache), parameters) } catch let e as ScreenError {
             throw BreezeError(.screen, "screen \(S.name): \(e)", underlying: e)
         }
@@ -62,11 +64,31 @@ public struct ReplicaSnapshot {
 @available(*, unavailable)
 extension ReplicaSnapshot: Sendable {}
 
-/// `WorldReader` over the SQLite projection of a log and the cached user states.
+/// `WorldReader` over the SQLite projection of a log, through the connection's caches: user states
+/// (`ReadCache`), sensors with a spatial index and pipelines already run (`WorldCache`).
 struct LogWorld: WorldReader {
     let log: EventLog
     let cache: ReadCache
-    func sensors() throws -> [SensorRegistration] { try log.projectedSensors() }
+    func sensors() throws -> [SensorRegistration] { try cache.world.sensors(log) }
+    func sensors(in box: GeoBox) throws -> [SensorRegistration] {
+        try cache.world.grid(log).candidates(south: box.south, west: box.west, north: box.north, east: box.east)
+            .filter { WorldGeometry.contains(box, $0) }
+    }
+    func sensors(near point: (latitude: Double, longitude: Double), withinKm km: Double) throws -> [(sensor: SensorRegistration, km: Double)] {
+        WorldGeometry.nearest(try cache.world.grid(log).candidates(near: point.latitude, point.longitude, km: km), point, km)
+    }
+    func airQuality(_ sensor: SensorRegistration, user: UserState, now: Int64, hours: Int) throws -> SensorAirQuality {
+        let last = try latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
+        let key = WorldCache.QualityKey(hour: now - ((now % 3600) + 3600) % 3600, lastReading: last, hours: hours,
+                                        correction: sensor.source == "purpleair" ? user.correction(for: "purpleair") : "none")
+        let e = cache.world.entry(sensor.source, sensor.sensor)
+        if let q = e.quality[key], q.sensor == sensor { return q.at(now: now) }
+        let q = try SensorAirQuality(world: self, sensor: sensor, user: user, now: now, hours: hours)
+        if e.order.count >= WorldCache.qualitiesPerSensor { e.quality[e.order.removeFirst()] = nil }
+        e.quality[key] = q
+        e.order.append(key)
+        return q
+    }
     func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])] {
         try log.projectedReadings(source: source, sensor: sensor, from: from, to: to)
     }
@@ -74,7 +96,7 @@ struct LogWorld: WorldReader {
         try log.projectedHourly(source: source, sensor: sensor, from: from, to: to)
     }
     func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64? {
-        try log.latestReadingTime(source: source, sensor: sensor, at: at)
+        try cache.world.latestReadingTime(log, source: source, sensor: sensor, atOrBefore: at)
     }
     func facts(kind: String, keyPrefix: String) throws -> [EventBody] { try log.projectedFacts(kind: kind, keyPrefix: keyPrefix) }
     func userState(user: String) throws -> UserState { try cache.state(of: user, in: log) }

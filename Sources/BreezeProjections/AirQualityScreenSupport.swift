@@ -126,13 +126,43 @@ enum AirQualityScreenSupport {
     /// world's order (source, id). `hours` is how many complete hours each pipeline keeps (4 is enough for
     /// "now" and "3 hours earlier").
     static func visible(_ world: WorldReader, _ user: UserState, now: Int64, hours: Int = 4) throws -> [SensorNow] {
+        try visible(try world.sensors(), world, user, now: now, hours: hours)
+    }
+
+    /// `visible` of the sensors inside `box` (what the map shows: it costs what is in view).
+    static func visible(in box: GeoBox, _ world: WorldReader, _ user: UserState, now: Int64, hours: Int = 4) throws -> [SensorNow] {
+        try visible(try world.sensors(in: box), world, user, now: now, hours: hours)
+    }
+
+    /// `visible` of the sensors within `km` of `point`, nearest first, with their distances.
+    static func visible(near point: (latitude: Double, longitude: Double), withinKm km: Double, _ world: WorldReader,
+                        _ user: UserState, now: Int64, hours: Int = 4, limit: Int = .max,
+                        until done: ((SensorNow) -> Bool)? = nil) throws -> [(now: SensorNow, km: Double)] {
+        // Nearest first, and only as far as needed: `limit` shown, or the first that `done` accepts. The radius
+        // grows from 1 km, doubling, up to `km`: what lies within a radius is nearer than anything beyond it, so
+        // the first radius that yields enough gives the same list as `km` would, at the cost of what is near.
+        var radius = min(km, 1)
+        while true {
+            var out: [(now: SensorNow, km: Double)] = []
+            var finished = false
+            for n in try world.sensors(near: point, withinKm: radius) where out.count < limit {
+                guard let s = try visible([n.sensor], world, user, now: now, hours: hours).first else { continue }
+                out.append((s, n.km))
+                if let done, done(s) { finished = true; break }
+            }
+            if finished || out.count >= limit || radius >= km { return out }
+            radius = min(km, radius * 2)
+        }
+    }
+
+    private static func visible(_ sensors: [SensorRegistration], _ world: WorldReader, _ user: UserState, now: Int64,
+                                hours: Int) throws -> [SensorNow] {
         var out: [SensorNow] = []
-        for s in try world.sensors() where user.isEnabled(source: s.source) && s.latitude != nil && s.longitude != nil {
+        for s in sensors where user.isEnabled(source: s.source) && s.latitude != nil && s.longitude != nil {
             // Cheap freshness check first: a sensor hidden for 7 days needs no pipeline.
             guard let last = try world.latestReadingTime(source: s.source, sensor: s.sensor, atOrBefore: now),
                   freshness(lastReading: last, source: s.source, now: now) != .hidden else { continue }
-            out.append(SensorNow(sensor: s, quality: try SensorAirQuality(world: world, sensor: s, user: user,
-                                                                          now: now, hours: hours)))
+            out.append(SensorNow(sensor: s, quality: try world.airQuality(s, user: user, now: now, hours: hours)))
         }
         return out
     }

@@ -147,7 +147,7 @@ public enum AlertsScreen: Screen {
                                        sourceEnabled: false, aqi: nil, category: nil, colour: nil, isStale: true))
                 continue
             }
-            let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: windowHours)
+            let q = try world.airQuality(sensor, user: user, now: p.now, hours: windowHours)
             let now = q.current
             watched.append(Watched(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, isKnown: true,
                                    sourceEnabled: true, aqi: now?.aqi, category: now?.category.name,

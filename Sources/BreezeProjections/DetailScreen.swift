@@ -99,7 +99,7 @@ public enum DetailScreen: Screen {
         typealias S = AirQualityScreenSupport
         let sensor = try S.sensor(world, p.sensor, screen: name)
         let user = try world.userState(user: p.user)
-        let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: 24)
+        let q = try world.airQuality(sensor, user: user, now: p.now, hours: 24)
         let current = q.current
         let start = max(0, q.hours.count - 24)
         let hourly: [HourBar] = (start..<q.hours.count).map { i in

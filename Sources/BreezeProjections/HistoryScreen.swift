@@ -90,7 +90,7 @@ public enum HistoryScreen: Screen {
         let firstDayStart = lst.start(ofDay: today - 13)
         let lastHour = LocalStandardTime.hourStart(p.now) - 3600
         let count = max(1, Int((lastHour - firstDayStart) / 3600) + 1)
-        let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: count)
+        let q = try world.airQuality(sensor, user: user, now: p.now, hours: count)
 
         // Hourly NowCast AQI per LST day.
         var highs: [Int64: (aqi: Int, hours: Int)] = [:]

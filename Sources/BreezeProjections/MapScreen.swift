@@ -117,13 +117,8 @@ public enum MapScreen: Screen {
         }
         let user = try world.userState(user: p.user)
         let unit = user.effectiveUnit
-        let visible = try S.visible(world, user, now: p.now)
-        let inBox = visible.filter { s in
-            guard let b = p.bbox, let pt = s.point else { return true }
-            let lonIn = b.west <= b.east ? (pt.longitude >= b.west && pt.longitude <= b.east)
-                                         : (pt.longitude >= b.west || pt.longitude <= b.east)
-            return pt.latitude >= b.south && pt.latitude <= b.north && lonIn
-        }
+        // Only what is in view runs the pipeline (the library's world finds it with a spatial index).
+        let inBox = try p.bbox.map { try S.visible(in: $0, world, user, now: p.now) } ?? S.visible(world, user, now: p.now)
         let pins = inBox.map { s -> Pin in
             var value: Double?, label = "-", category: String?, colour: String?
             switch p.metric {
@@ -165,18 +160,16 @@ public enum MapScreen: Screen {
         case "temperature": unitName = S.symbol(unit)
         default: unitName = "%"
         }
-        return Model(header: try header(visible: visible, inBox: inBox, p), metric: p.metric, unit: unitName, pins: pins)
+        return Model(header: try header(world, user, inBox: inBox, p), metric: p.metric, unit: unitName, pins: pins)
     }
 
-    static func header(visible: [AirQualityScreenSupport.SensorNow], inBox: [AirQualityScreenSupport.SensorNow],
+    static func header(_ world: WorldReader, _ user: UserState, inBox: [AirQualityScreenSupport.SensorNow],
                        _ p: ScreenParameters) throws -> Header {
         typealias S = AirQualityScreenSupport
         if let at = p.at {
-            let candidates = visible.compactMap { s -> (S.SensorNow, Double, AQIResult)? in
-                guard let r = s.current, let d = S.distanceKm(s.sensor, at), d <= S.nearbyLimitKm else { return nil }
-                return (s, d, r)
-            }
-            guard let (s, d, r) = candidates.min(by: { $0.1 < $1.1 }) else {
+            // The nearest sensor within the limit that has a current AQI (ties: the first in sensor order).
+            let near = try S.visible(near: at, withinKm: S.nearbyLimitKm, world, user, now: p.now) { $0.current != nil }
+            guard let (s, d, r) = near.lazy.compactMap({ n in n.now.current.map { (n.now, n.km, $0) } }).first else {
                 return Header(title: "No current readings", subtitle: "No sensor within \(Int(S.nearbyLimitKm)) km has a current AQI",
                               basis: "none", badge: AirQualityBadge(nil), sensor: nil, distanceKm: nil, sensorCount: nil)
             }

@@ -66,20 +66,23 @@ public enum NearbyScreen: Screen {
         public var favourites: [Favourite]
     }
 
+    /// How many sensors the list shows at most (the closest and the nearest others): a city of thousands of
+    /// sensors is a map, not a list.
+    public static let maxEntries = 25
+
     /// Builds the list for `p.user` at `p.now` from `p.at`.
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         typealias S = AirQualityScreenSupport
         guard let at = p.at else { throw ScreenError("nearby: --at LAT,LON is required (where the user is)") }
         let user = try world.userState(user: p.user)
-        let visible = try S.visible(world, user, now: p.now)
-        let sorted = visible.compactMap { s in S.distanceKm(s.sensor, at).map { (s, $0) } }
-            .enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element)
+        // Nearest first, within the limit the map's header uses (a sensor 6,000 km away is not nearby).
+        let sorted = try S.visible(near: at, withinKm: S.nearbyLimitKm, world, user, now: p.now, limit: maxEntries)
         let entries = sorted.map { s, d in
             Entry(sensorId: s.sensor.sensor, source: s.sensor.source, name: s.sensor.name, distanceKm: S.rounded(d, 2),
                   aqi: s.current?.aqi, category: s.current?.category.name, colour: s.current?.colour, isStale: s.isStale)
         }
         let favourites = try S.favourites(try world.sensors(), user).map { f -> Favourite in
-            let q = try SensorAirQuality(world: world, sensor: f, user: user, now: p.now, hours: 4)
+            let q = try world.airQuality(f, user: user, now: p.now, hours: 4)
             let t = S.aqiTrend(q)
             return Favourite(sensorId: f.sensor, source: f.source, name: f.name, aqi: t.now?.aqi,
                              category: t.now?.category.name, colour: t.now?.colour, aqiThreeHoursAgo: t.before?.aqi,

@@ -58,6 +58,21 @@ public struct SensorAirQuality: Sendable {
             h += 3600
         }
         self.hours = out
+        current = SensorAirQuality.nowCast(out, at: out.count - 1)
+    }
+
+    /// The same pipeline seen at another moment `now`: valid when `now` falls in the same clock hour as
+    /// `self.now` and the sensor's newest reading at or before it is `lastReading` (then every input the
+    /// pipeline read is the same; only freshness moves with `now`). How a world that keeps results reuses one.
+    public func at(now: Int64) -> SensorAirQuality { SensorAirQuality(copying: self, now: now) }
+
+    private init(copying q: SensorAirQuality, now: Int64) {
+        sensor = q.sensor
+        correction = q.correction
+        hours = q.hours
+        lastReading = q.lastReading
+        current = q.current
+        self.now = now
     }
 
     /// The seconds between readings (the median positive step between consecutive readings of the window,
@@ -88,7 +103,9 @@ public struct SensorAirQuality: Sendable {
 
     /// The NowCast AQI for the hour at `index` of `hours` (the 12 hours ending there), nil when the NowCast
     /// is not valid (fewer than 2 of the 3 latest hours).
-    public func nowCast(at index: Int) -> AQIResult? {
+    public func nowCast(at index: Int) -> AQIResult? { SensorAirQuality.nowCast(hours, at: index) }
+
+    static func nowCast(_ hours: [HourlyValues], at index: Int) -> AQIResult? {
         guard index >= 0 && index < hours.count else { return nil }
         let window = (0..<12).map { k in index - k >= 0 ? hours[index - k].pm25 : nil }
         return NowCast.aqi(hourlyNewestFirst: window)
@@ -101,8 +118,8 @@ public struct SensorAirQuality: Sendable {
         return nowCast(at: index)
     }
 
-    /// The NowCast AQI now (for the last complete hour).
-    public var current: AQIResult? { nowCast(at: hours.count - 1) }
+    /// The NowCast AQI now (for the last complete hour), computed once (every screen of a city asks for it).
+    public let current: AQIResult?
 
     /// The last `n` hours (NowCast AQI per hour; nil where missing), oldest first.
     public func lastHours(_ n: Int) -> [(hour: Int64, aqi: AQIResult?)] {

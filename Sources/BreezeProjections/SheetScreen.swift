@@ -60,7 +60,7 @@ public enum SheetScreen: Screen {
         typealias S = AirQualityScreenSupport
         let sensor = try S.sensor(world, p.sensor, screen: name)
         let user = try world.userState(user: p.user)
-        let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: 1)
+        let q = try world.airQuality(sensor, user: user, now: p.now, hours: 1)
         let badge = AirQualityBadge(q.current)
         let age = S.ageSeconds(q)
         return Model(

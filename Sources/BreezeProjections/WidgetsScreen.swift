@@ -81,16 +81,14 @@ public enum WidgetsScreen: Screen {
         let user = try world.userState(user: p.user)
         var chosen: (sensor: SensorRegistration, basis: String)?
         if let at = p.at {
-            let ranked = try S.visible(world, user, now: p.now)
-                .compactMap { s in S.distanceKm(s.sensor, at).flatMap { $0 <= S.nearbyLimitKm ? (s, $0) : nil } }
-                .enumerated().sorted { ($0.element.1, $0.offset) < ($1.element.1, $1.offset) }.map(\.element.0)
+            let ranked = try S.visible(near: at, withinKm: S.nearbyLimitKm, world, user, now: p.now) { $0.current != nil }.map(\.now)
             if let s = ranked.first(where: { $0.current != nil }) ?? ranked.first { chosen = (s.sensor, "nearest") }
         }
         if chosen == nil, let f = S.favourites(try world.sensors(), user).first { chosen = (f, "favourite") }
         guard let (sensor, basis) = chosen else {
             throw ScreenError("widgets: no sensor to show: give --at LAT,LON near a sensor, or add a favourite")
         }
-        let q = try SensorAirQuality(world: world, sensor: sensor, user: user, now: p.now, hours: 4)
+        let q = try world.airQuality(sensor, user: user, now: p.now, hours: 4)
         let t = S.aqiTrend(q)
         let r = t.now
         let recent = (max(0, q.hours.count - 4)..<q.hours.count).map { S.barAQI(q, $0)?.aqi }

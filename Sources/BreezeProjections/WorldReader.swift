@@ -20,6 +20,13 @@ public protocol WorldReader {
     func facts(kind: String, keyPrefix: String) throws -> [EventBody]
     /// A user's settings.
     func userState(user: String) throws -> UserState
+    /// The located sensors inside `box`, in `sensors()` order (default: every sensor filtered).
+    func sensors(in box: GeoBox) throws -> [SensorRegistration]
+    /// The located sensors within `km` of `point`, nearest first (ties in `sensors()` order), with their
+    /// distances (default: every sensor measured).
+    func sensors(near point: (latitude: Double, longitude: Double), withinKm km: Double) throws -> [(sensor: SensorRegistration, km: Double)]
+    /// The pipeline for one sensor (default: run it).
+    func airQuality(_ sensor: SensorRegistration, user: UserState, now: Int64, hours: Int) throws -> SensorAirQuality
 }
 
 /// The inputs of every screen. `now` is always given: no screen reads the wall clock.
@@ -64,9 +71,54 @@ public protocol Screen: Sendable {
     static func render(_ model: Model) -> [String]
 }
 
+/// A box on the map: south, west, north and east edges in degrees (west > east crosses the antimeridian).
+public typealias GeoBox = (south: Double, west: Double, north: Double, east: Double)
+
 extension WorldReader {
     /// `hourly` from `readings`: each hour's readings, in time order, summed up by `HourAggregate`.
     public func hourly(source: String, sensor: String, from: Int64, to: Int64) throws -> [HourAggregate] {
         HourAggregate.group(try readings(source: source, sensor: sensor, from: from, to: to))
+    }
+
+    /// The located sensors inside `box`, in `sensors()` order. The default filters every sensor; a world with a
+    /// spatial index (the library's) looks only at what is in view.
+    public func sensors(in box: GeoBox) throws -> [SensorRegistration] {
+        try sensors().filter { WorldGeometry.contains(box, $0) }
+    }
+
+    /// The located sensors within `km` of `point`, nearest first (ties in `sensors()` order), with their
+    /// distances (haversine, `GeoPoint.distanceKm`).
+    public func sensors(near point: (latitude: Double, longitude: Double), withinKm km: Double) throws
+        -> [(sensor: SensorRegistration, km: Double)] {
+        WorldGeometry.nearest(try sensors(), point, km)
+    }
+
+    /// The pipeline for one sensor (`SensorAirQuality`): a world may keep what it computed until the
+    /// sensor's data changes, since the result depends only on the sensor's hours, the user's correction for
+    /// its source, `now` and `hours`.
+    public func airQuality(_ sensor: SensorRegistration, user: UserState, now: Int64, hours: Int) throws -> SensorAirQuality {
+        try SensorAirQuality(world: self, sensor: sensor, user: user, now: now, hours: hours)
+    }
+}
+
+/// Boxes and distances for `WorldReader`'s spatial queries, shared by every implementation.
+public enum WorldGeometry {
+    /// True when `s` has a location inside `box` (edges included).
+    public static func contains(_ box: GeoBox, _ s: SensorRegistration) -> Bool {
+        guard let lat = s.latitude, let lon = s.longitude else { return false }
+        let lonIn = box.west <= box.east ? (lon >= box.west && lon <= box.east) : (lon >= box.west || lon <= box.east)
+        return lat >= box.south && lat <= box.north && lonIn
+    }
+
+    /// The sensors of `candidates` (in `sensors()` order) within `km` of `point`, nearest first, ties kept in
+    /// that order.
+    public static func nearest(_ candidates: [SensorRegistration], _ point: (latitude: Double, longitude: Double),
+                               _ km: Double) -> [(sensor: SensorRegistration, km: Double)] {
+        let here = GeoPoint(latitude: point.latitude, longitude: point.longitude)
+        return candidates.enumerated().compactMap { i, s -> (Int, SensorRegistration, Double)? in
+            guard let lat = s.latitude, let lon = s.longitude else { return nil }
+            let d = here.distanceKm(to: GeoPoint(latitude: lat, longitude: lon))
+            return d <= km ? (i, s, d) : nil
+        }.sorted { ($0.2, $0.0) < ($1.2, $1.0) }.map { ($0.1, $0.2) }
     }
 }

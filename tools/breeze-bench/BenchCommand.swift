@@ -16,6 +16,9 @@ enum BenchCommand {
                breeze-bench live [--edits E] [--dir DIR] [--json]
           E single edits (default 1000) through the library: x (this process) -> y -> z (processes); times to
           commit, to x's observer, to z's log and to z's observed read model
+               breeze-bench screens [--sensors N,M] [--hours H] [--repeats R] [--json]
+          a synthetic city of N and M PurpleAir sensors (default 2000,20000), H hours of 10-minute rows (36):
+          each screen's time (first call and median of R), bytes per row, one new reading to every observer
                breeze-bench import [--count N] [--troy DIR] [--json]
           imports a synthetic PurpleAir CSV of N rows (default 1000000) and the Troy NY batches
                breeze-bench projections [--count N] [--json]
@@ -35,17 +38,18 @@ enum BenchCommand {
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         let a = try Arguments(args, valued: ["count", "batch", "dir", "edits", "troy", "keys", "writers", "full-sample", "runs",
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
-                                             "projection-count", "import-count", "settings-count", "events-count"],
+                                             "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats"],
                               flags: ["no-compare"], usage: usage)
-        let p = try a.expect(["append|sync|live|import|projections|settings|events|all"])
+        let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|all"])
         if p[0] == "live" { return try LiveBench.run(a, ctx) }
+        if p[0] == "screens" { return try ScreensBench.run(a, ctx) }
         if p[0] == "all" { return try BenchAll.run(a, ctx) }
         if p[0] == "settings" { return try SettingsBench.run(a, ctx) }
         if p[0] == "events" { return try EventsBench.run(a, ctx) }
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
         if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, import, projections, settings, events, all", usage) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, screens, import, projections, settings, events, all", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String
