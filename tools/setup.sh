@@ -3,7 +3,7 @@
 # that the Swift toolchain is on PATH. Sourced by tools/demo.sh and tools/test.sh.
 set -euo pipefail
 
-breeze_packages=(libsqlite3-dev libuv1-dev libsodium-dev zlib1g-dev pkg-config)
+breeze_packages=(libsqlite3-dev libuv1-dev libsodium-dev zlib1g-dev libmicrohttpd-dev pkg-config)
 
 breeze_setup() {
   local missing=()
