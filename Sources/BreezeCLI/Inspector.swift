@@ -23,7 +23,8 @@ import Foundation
 /// - `GET /api/log?stream=&type=&origin=&since=&until=&after=SEQ&limit=N&db=a|b`: events, oldest first.
 /// - `GET /api/event?seq=N&db=a|b`: one event, decoded.
 /// - `GET /api/explain?field=unit|alert|favourite 149970|...&user=ID`: `breeze explain --json`.
-/// - `GET /api/diff`: `breeze diff --json` of the two databases (with `--compare`).
+/// - `GET /api/diff`: `breeze diff --json` of the two databases (with `--compare`) as `report`, and `first`: in
+///   each log, the first event in seq order that the other lacks.
 /// - `GET /api/events`: server-sent events, `log` each time a database gains events.
 ///
 /// `@unchecked Sendable`: the logs and the cached worlds are used only under `lock` (libmicrohttpd calls
@@ -310,9 +311,29 @@ final class Inspector: @unchecked Sendable {
         let key = [try a.log.lastSeq(), try b.log.lastSeq()]
         if let c = diffCache, c.key == key { return c.json }
         let r = try DiffCommand.compareLogs(a.log, b.log, only: nil, limit: 50, progress: { _ in })
-        let json = DiffCommand.json(r.streams, r.projections, [a.path, b.path], crossDigest: r.crossDigest, differs: r.differs).text
+        let report = DiffCommand.json(r.streams, r.projections, [a.path, b.path], crossDigest: r.crossDigest, differs: r.differs)
+        let conflicts = Set(r.streams.flatMap(\.conflicts))
+        let json = JSONValue.object([
+            ("report", report),
+            ("first", .object([("a", try firstDivergence(a.log, other: b.log, conflicts)), ("b", try firstDivergence(b.log, other: a.log, conflicts))])),
+        ]).text
         diffCache = (key, json)
         return json
+    }
+
+    /// `diff`'s first divergence in `log`: its first event, in seq order, that `other` lacks (by its version
+    /// vectors) or holds with other content; null when there is none.
+    func firstDivergence(_ log: EventLog, other: EventLog, _ conflicts: Set<EventID>) throws -> JSONValue {
+        let vectors = try other.versionVectors()
+        var first: JSONValue = .null
+        try log.forEach { entry in
+            let e = entry.event
+            guard !(vectors[e.stream]?.contains(e.id) ?? false) || conflicts.contains(e.id) else { return true }
+            first = .object([("seq", .int(entry.seq)), ("id", .string(e.id.description)), ("stream", .string(e.stream.description)),
+                             ("type", .string(e.type))])
+            return false
+        }
+        return first
     }
 
     // MARK: What the page lists
