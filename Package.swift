@@ -73,6 +73,8 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeTests", dependencies: ["Breeze", "BreezeStore", "BreezeTestSupport"]),
+        // The inspector in a real headless Chromium, its server over plain HTTP, and real nodes' metrics.
+        .testTarget(name: "BreezeInspectTests", dependencies: ["BreezeTestSupport"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "Breeze", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeSync", "BreezeImport", "BreezeProjections",
                                                        "BreezeTestSupport"]),
     ]
