@@ -22,8 +22,8 @@ enum InspectorScript {
     function h(tag, attrs, ...kids) {
       const e = document.createElement(tag);
       for (const [k, v] of Object.entries(attrs || {})) {
-        if (v === null || v === undefined || v === false) continue;
-        if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v === true ? '' : String(v));
+        if (v === null || v === undefined) continue;
+        if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, String(v));
       }
       for (const c of kids.flat(9)) if (c !== null && c !== undefined && c !== false) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
       return e;

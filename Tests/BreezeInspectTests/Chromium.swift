@@ -100,7 +100,7 @@ final class Chromium {
     func open(_ url: String) throws {
         try call("Page.navigate", ["url": url])
         guard try waitFor("document.documentElement.dataset.rendered !== undefined", seconds: 20) else {
-            throw DriverError("the page at \(url) did not render: \(try evaluate("document.body ? document.body.innerText.slice(0, 300) : ''"))")
+            throw DriverError("the page at \(url) did not render: \(try evaluate("document.getElementById('live') ? document.getElementById('live').textContent + ' | screens ' + document.querySelectorAll('section.screen').length + ' | ' + JSON.stringify(document.documentElement.dataset) + ' | ' + document.getElementById('cutlabel').textContent : ''"))")
         }
     }
 
@@ -108,7 +108,8 @@ final class Chromium {
     func waitFor(_ condition: String, seconds: Double) throws -> Bool {
         let deadline = now() + seconds
         while now() < deadline {
-            if try evaluate("!!(\(condition))") == "true" { return true }
+            // (an exception, e.g. while the next document loads, counts as false)
+            if (try? evaluate("String(!!(\(condition)))")) == "true" { return true }
             usleep(20_000)
         }
         return false
