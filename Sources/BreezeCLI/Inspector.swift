@@ -37,6 +37,10 @@ final class Inspector: @unchecked Sendable {
         /// Worlds replayed to a seq: a few kept along the log, and the newest one asked for.
         var checkpoints: [(seq: Int64, world: FactWorld, hlc: HLC)] = []
         var latest: (seq: Int64, world: FactWorld, hlc: HLC)?
+        /// The types and origins seen up to `scanned` (the page's filters), and the defaults of the last end of
+        /// the log asked for: each is brought up to date with what was appended since, not recomputed.
+        var types: Set<String> = [], origins: Set<String> = [], scanned: Int64 = 0
+        var defaults: (seq: Int64, user: String, value: Defaults)?
         init(path: String, log: EventLog) { self.path = path; self.log = log }
     }
 
@@ -135,9 +139,13 @@ final class Inspector: @unchecked Sendable {
     /// move while the scrubber does), then overridden by the query (`sensor=...` for every air-quality screen,
     /// `detail.sensor=...` for one; `user=...` for all).
     func options(_ side: Side, _ q: [String: String]) throws -> [String: [String: String]] {
-        let (head, _) = try world(side, at: try side.log.lastSeq())
+        let last = try side.log.lastSeq()
         let user = try user(side, q)
-        let d = try Inspector.defaults(head, user: user)
+        let d: Defaults
+        if let c = side.defaults, c.seq == last, c.user == user { d = c.value } else {
+            d = try Inspector.defaults(try world(side, at: last).world, user: user)
+            side.defaults = (last, user, d)
+        }
         var out: [String: [String: String]] = [:]
         for screen in Screens.all {
             var o: [String: String] = ["user": user]
@@ -340,12 +348,13 @@ final class Inspector: @unchecked Sendable {
 
     func info() throws -> JSONValue {
         func describe(_ s: Side) throws -> JSONValue {
-            var types: Set<String> = [], origins: Set<String> = []
-            try s.log.forEach { entry in
-                types.insert(entry.event.type)
-                origins.insert(entry.event.id.origin.replica.description)
+            try s.log.forEach(afterSeq: s.scanned) { entry in
+                s.types.insert(entry.event.type)
+                s.origins.insert(entry.event.id.origin.replica.description)
+                s.scanned = entry.seq
                 return true
             }
+            let (types, origins) = (s.types, s.origins)
             let streams = try s.log.streams()
             return .object([("path", .string(s.path)), ("replica", .string(s.log.replica.description)),
                             ("lastSeq", .int(try s.log.lastSeq())), ("events", .int(Int64(try s.log.count()))),
