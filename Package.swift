@@ -2,7 +2,7 @@
 //
 // Breeze: an append-only event log with CRDT merge, for personal environmental apps.
 // Layers (each depends only on those above it in this list; see ARCHITECTURE.md):
-//   CSQLite, CLibUV, CSodium   system libraries (module.modulemap + shim.h)
+//   CSQLite, CLibUV, CSodium, CZlib, CMicroHTTPD   system libraries (module.modulemap + shim.h)
 //   BreezeCrypto               hashing (libsodium), the only importer of CSodium
 //   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
 //   BreezeAirQuality           AQI, NowCast, PurpleAir corrections, pollen and climate maths: pure Swift
@@ -11,6 +11,7 @@
 //   BreezeStore                the SQLite log, the only importer of CSQLite
 //   BreezeSync                 the wire protocol: frames, messages, the sans-IO session state machine
 //   BreezeNet                  the libuv shell: loop thread, TCP, timers, the replica node (only importer of CLibUV)
+//   BreezeInspect              HTTP over libmicrohttpd (only importer of CMicroHTTPD), SSE, Prometheus text, the inspector page
 //   Breeze                     the library an app imports: Replica (edits, screens, observation, sync, imports)
 //   BreezeCLI                  the `breeze` commands as a library, so tests can call them; clients of Breeze
 //   tools/breeze               the executable: a few lines calling BreezeCLI
@@ -33,6 +34,8 @@ let package = Package(
         .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
                        providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeAirQuality", dependencies: ["BreezeCore"], linkerSettings: [.linkedLibrary("m")]),
@@ -41,10 +44,13 @@ let package = Package(
         .target(name: "BreezeNet", dependencies: ["BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "CLibUV"]),
         .target(name: "BreezeImport", dependencies: ["BreezeCore", "CZlib"]),
         .target(name: "BreezeProjections", dependencies: ["BreezeCore", "BreezeAirQuality"]),
+        // The inspector's web side and the metrics endpoint: an HTTP server over libmicrohttpd (the only importer
+        // of CMicroHTTPD), server-sent events, the Prometheus text format, and the page (HTML, CSS, JS) built in.
+        .target(name: "BreezeInspect", dependencies: ["BreezeCore", "BreezeCrypto", "CMicroHTTPD"]),
         .target(name: "Breeze", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
                                                "BreezeProjections", "BreezeAirQuality"]),
         .target(name: "BreezeCLI", dependencies: ["Breeze", "BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
-                                                  "BreezeProjections", "BreezeAirQuality"]),
+                                                  "BreezeProjections", "BreezeAirQuality", "BreezeInspect"]),
         .executableTarget(name: "BreezeTool", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         // The benchmarks (`breeze-bench`, run by tools/bench.sh): a tool beside the CLI, not a command of it.
         .executableTarget(name: "breeze-bench", dependencies: ["Breeze", "BreezeCLI", "BreezeCore", "BreezeStore", "BreezeSync",
@@ -67,6 +73,8 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
         .testTarget(name: "BreezeTests", dependencies: ["Breeze", "BreezeStore", "BreezeTestSupport"]),
+        // The inspector in a real headless Chromium, its server over plain HTTP, and real nodes' metrics.
+        .testTarget(name: "BreezeInspectTests", dependencies: ["BreezeTestSupport"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "Breeze", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeSync", "BreezeImport", "BreezeProjections",
                                                        "BreezeTestSupport"]),
     ]

@@ -3,11 +3,15 @@
 # that the Swift toolchain is on PATH. Sourced by tools/demo.sh and tools/test.sh.
 set -euo pipefail
 
-breeze_packages=(libsqlite3-dev libuv1-dev libsodium-dev zlib1g-dev pkg-config)
+breeze_packages=(libsqlite3-dev libuv1-dev libsodium-dev zlib1g-dev libmicrohttpd-dev pkg-config)
+# What the test suite needs beyond the build: a real headless browser for the inspector's page tests
+# (Tests/BreezeInspectTests). tools/test.sh installs them: `breeze_setup chromium`.
+breeze_test_packages=(chromium)
 
+# breeze_setup [EXTRA_PACKAGE...]: the build's packages and any extra ones.
 breeze_setup() {
   local missing=()
-  for p in "${breeze_packages[@]}"; do
+  for p in "${breeze_packages[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds every target, runs every test.
+# The whole test suite: installs what is missing (the build's packages and Chromium for the inspector's page
+# tests), builds every target, runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
-breeze_setup
+breeze_setup "${breeze_test_packages[@]}"
 echo "==> building (debug, with tests)"
 swift build --build-tests
 echo "==> building Examples/Favourites (an app's package depending on this one; ExampleTests runs it)"

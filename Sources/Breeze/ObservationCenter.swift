@@ -22,6 +22,8 @@ import BreezeStore
 final class ObservationCenter: @unchecked Sendable {
     private let path: String
     private let logOptions: EventLog.Options
+    /// The thread's connection is read-only (`ReadOnlyObserver`: a debugging tool watching a database).
+    private let readOnly: Bool
     private let lock = Lock()
     private var subscribers: [UInt64: any Subscriber] = [:]
     private var fresh: [any Subscriber] = []
@@ -48,9 +50,10 @@ final class ObservationCenter: @unchecked Sendable {
         n < 20 ? 100 : 2000 << min(7, n - 20)
     }
 
-    init(path: String, logOptions: EventLog.Options) {
+    init(path: String, logOptions: EventLog.Options, readOnly: Bool = false) {
         self.path = path
         self.logOptions = logOptions
+        self.readOnly = readOnly
     }
 
     /// Adds a subscriber (computed at once) and returns its id for `remove`. On a stopped center the
@@ -155,7 +158,7 @@ final class ObservationCenter: @unchecked Sendable {
 
     private func run() {
         let log: EventLog
-        do { log = try EventLog.open(at: path, options: logOptions) } catch {
+        do { log = readOnly ? try EventLog.openReadOnly(at: path, options: logOptions) : try EventLog.open(at: path, options: logOptions) } catch {
             let e = BreezeError.from(error)
             lock.withLock { failure = e }
             finishAll(e)

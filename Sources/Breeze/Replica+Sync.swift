@@ -35,6 +35,7 @@ extension Replica {
         if let log = options.log { config.log = log }
         config.handleSignals = options.stopOnSignals
         if let p = options.pollMillis { config.pollMillis = p }
+        config.metrics = options.metrics
         let observers = self.observers, hub = syncStatus
         config.onCommit = { _ in observers.notify() }
         config.onStatus = { hub.update(SyncStatus($0)) }

@@ -1,4 +1,5 @@
 import BreezeCrypto
+public import BreezeNet
 import BreezeStore
 import BreezeSync
 
@@ -30,6 +31,8 @@ public struct SyncOptions: Sendable {
     /// node's default. Commits through this replica wake the node and do not wait for it (tests set it long
     /// to show that).
     var pollMillis: UInt64?
+    /// Counters the node keeps for operators (`breeze node --metrics` serves them); nil keeps none.
+    public var metrics: NodeMetrics?
 
     /// Options for a node holding `certificateChain`, trusting `authority`.
     ///

@@ -34,7 +34,9 @@ public enum BreezeCLI {
           explain favourite S|watch S|unit|alert [F]|source SRC [F]|target TYPE
                                                 which events decided a setting, which won and why
           diff A.db B.db [--stream S]           two databases compared: vectors, missing events, determinism
-          node --listen HOST:PORT [--peer HOST:PORT]... --cert FILE --authority FILE
+          inspect [--listen HOST:PORT] [--compare OTHER.db]
+                                                a local web page: every screen drawn, the log as a timeline, replay, explain
+          node --listen HOST:PORT [--peer HOST:PORT]... --cert FILE --authority FILE [--metrics HOST:PORT]
                                                 run a replica that syncs with its peers (sealed) until SIGINT/SIGTERM
           status                                the node's peers: connected, last contact, how far behind
           key show                              this replica's id and device public key, to enrol it
@@ -165,6 +167,7 @@ public enum BreezeCLI {
         Command(name: "replay", help: ReplayCommand.usage, run: ReplayCommand.run),
         Command(name: "explain", help: ExplainCommand.usage, run: ExplainCommand.run),
         Command(name: "diff", help: DiffCommand.usage, run: DiffCommand.run),
+        Command(name: "inspect", help: InspectCommand.usage, run: InspectCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "key", help: KeyCommand.usage, run: KeyCommand.run),

@@ -68,36 +68,45 @@ enum DiffCommand {
         }
         let console = ctx.console
         func progress(_ s: String) { if console.isTerminal { console.progress(s) } }
-        let (streams, projections): ([StreamReport], [ProjectionReport]) = try ctx.withReadOnlyLog(at: paths[0]) { A in
-            try ctx.withReadOnlyLog(at: paths[1]) { B in try A.withSnapshot { try B.withSnapshot {
-                let all = Array(Set(try A.streams() + B.streams())).sorted()
-                let names = only.map { [$0] } ?? all
-                var reports: [StreamReport] = []
-                for s in names {
-                    progress("comparing \(s)")
-                    reports.append(try compare(s, A, B, limit: limit, progress: progress))
-                }
-                var projections: [ProjectionReport] = []
-                if !(only?.isUser ?? false) {
-                    for (name, log) in [("A", A), ("B", B)] {
-                        progress("replaying \(name)'s projection")
-                        projections.append(try projection(name, log))
-                    }
-                }
-                progress("")
-                return (reports, projections)
-            } } }
+        let (streams, projections, crossDigest, differs) = try ctx.withReadOnlyLog(at: paths[0]) { A in
+            try ctx.withReadOnlyLog(at: paths[1]) { B in try compareLogs(A, B, only: only, limit: limit, progress: progress) }
         }
-        let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents }
-        let crossDigest = projections.count == 2 && factsSame && projections[0].stored != nil && projections[1].stored != nil
-            && projections[0].stored != projections[1].stored
-        let differs = streams.contains { $0.differs } || projections.contains { $0.bad } || crossDigest
         if ctx.json {
             console.out(json(streams, projections, paths, crossDigest: crossDigest, differs: differs).text)
         } else {
             for l in text(streams, projections, paths, crossDigest: crossDigest) { console.out(l) }
         }
         if differs { throw .failure("\(paths[0]) and \(paths[1]) differ") }
+    }
+
+    /// Compares two logs, each read in one snapshot (`breeze inspect --compare` calls it too): every stream (or
+    /// `only`), then each stored projection against a fresh replay. `crossDigest`: the same facts but different
+    /// stored projections; `differs`: any difference at all.
+    static func compareLogs(_ A: EventLog, _ B: EventLog, only: StreamID?, limit: Int, progress: (String) -> Void)
+        throws -> (streams: [StreamReport], projections: [ProjectionReport], crossDigest: Bool, differs: Bool) {
+        let (streams, projections): ([StreamReport], [ProjectionReport]) = try A.withSnapshot { try B.withSnapshot {
+            let all = Array(Set(try A.streams() + B.streams())).sorted()
+            let names = only.map { [$0] } ?? all
+            var reports: [StreamReport] = []
+            for s in names {
+                progress("comparing \(s)")
+                reports.append(try compare(s, A, B, limit: limit, progress: progress))
+            }
+            var projections: [ProjectionReport] = []
+            if !(only?.isUser ?? false) {
+                for (name, log) in [("A", A), ("B", B)] {
+                    progress("replaying \(name)'s projection")
+                    projections.append(try projection(name, log))
+                }
+            }
+            progress("")
+            return (reports, projections)
+        } }
+        let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents }
+        let crossDigest = projections.count == 2 && factsSame && projections[0].stored != nil && projections[1].stored != nil
+            && projections[0].stored != projections[1].stored
+        let differs = streams.contains { $0.differs } || projections.contains { $0.bad } || crossDigest
+        return (streams, projections, crossDigest, differs)
     }
 
     /// Compares one stream of the two logs.

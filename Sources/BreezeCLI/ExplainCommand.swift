@@ -29,17 +29,7 @@ enum ExplainCommand {
         let p = try Arguments(args, usage: usage).positionals
         let fields = try parseFields(p)
         let stream = try ctx.userStream()
-        var entries: [EventLog.Entry] = []
-        let here: ReplicaID = try ctx.withReadOnlyLog { log in
-            try log.forEach(stream: stream) { entries.append($0); return true }
-            return log.replica
-        }
-        let seqOf = Dictionary(entries.map { ($0.event.id, $0.seq) }, uniquingKeysWith: { a, _ in a })
-        let ctxOf = Local(replica: here, seqOf: seqOf)
-        let explanations = fields.map { UserState.explain($0, events: entries.map(\.event)) }
-        if let bad = explanations.first(where: { !$0.consistent }) {
-            throw .failure("\(bad.field): the explanation disagrees with the merged state (a bug in the merge code); please report it with `breeze log --json --stream \(stream)`")
-        }
+        let (explanations, ctxOf) = try ctx.withReadOnlyLog { log in try explain(fields, stream: stream, log) }
         if ctx.json {
             ctx.console.out(JSONValue.object([
                 ("user", .string(ctx.user)), ("stream", .string(stream.description)),
@@ -51,6 +41,19 @@ enum ExplainCommand {
             if i > 0 { ctx.console.out("") }
             for l in text(x, ctxOf, user: ctx.user) { ctx.console.out(l) }
         }
+    }
+
+    /// The explanations of `fields` from the events of `stream` in `log` (`breeze inspect` calls it too), with
+    /// what the log knows beyond them.
+    static func explain(_ fields: [UserStateField], stream: StreamID, _ log: EventLog) throws -> ([FieldExplanation], Local) {
+        var entries: [EventLog.Entry] = []
+        try log.forEach(stream: stream) { entries.append($0); return true }
+        let seqOf = Dictionary(entries.map { ($0.event.id, $0.seq) }, uniquingKeysWith: { a, _ in a })
+        let explanations = fields.map { UserState.explain($0, events: entries.map(\.event)) }
+        if let bad = explanations.first(where: { !$0.consistent }) {
+            throw CLIError.failure("\(bad.field): the explanation disagrees with the merged state (a bug in the merge code); please report it with `breeze log --json --stream \(stream)`")
+        }
+        return (explanations, Local(replica: log.replica, seqOf: seqOf))
     }
 
     /// What this database knows beyond the events: its own replica and the local order of arrival.

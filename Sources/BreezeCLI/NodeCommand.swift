@@ -1,4 +1,5 @@
 import Breeze
+import BreezeNet
 import BreezeStore
 @preconcurrency import Glibc
 
@@ -10,11 +11,13 @@ enum NodeCommand {
           --peer        a peer to dial and keep dialling (repeatable)
           --cert        this replica's certificate chain (`breeze enrol`); its scope is what the node syncs
           --authority   the cluster authority's public key (the .pub file of `breeze authority new`)
+          --metrics HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics (peers, events per stream,
+                        lag per peer, commit latency, refused connections); e.g. 127.0.0.1:9464
           the device key is DB.key beside the database (mode 0600; `breeze init` or `breeze key show` makes it)
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["listen", "cert", "authority"], multi: ["peer"], usage: usage)
+        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics"], multi: ["peer"], usage: usage)
         _ = try a.expect([])
         guard let certFile = a.options["cert"] else { throw .usage("--cert FILE is required (`breeze enrol` makes it)", usage) }
         guard let authorityFile = a.options["authority"] else { throw .usage("--authority FILE is required (the cluster authority's public key)", usage) }
@@ -30,9 +33,15 @@ enum NodeCommand {
         options.log = { line in
             fputs("[\(ISOTime.format(millis: Int64(SystemClock.nowMillis())))] \(line)\n", stderr)
         }
+        let metrics = a.options["metrics"].map { _ in NodeMetrics() }
+        options.metrics = metrics
         try ctx.withReplica { replica in
+            // The metrics port is bound before the node starts, so a port in use fails before any sync.
+            let server = try metrics.map { m throws(CLIError) in try NodeMetricsEndpoint.serve(m, listen: a.options["metrics"]!) }
+            defer { server?.stop() }
             let status = try replica.startSync(options)
             if let address = status.listenAddress { ctx.console.out("listening on \(address)") }
+            if let server { ctx.console.out("metrics on http://\(server.address)/metrics") }
             ctx.console.out("node running: db \(ctx.dbPath), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))")
             replica.waitForSync()
         }

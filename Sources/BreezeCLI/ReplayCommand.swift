@@ -109,21 +109,33 @@ enum ReplayCommand {
     /// The read model at `cut`.
     static func snapshot(_ screen: any Screen.Type, _ log: EventLog, _ a: Arguments, _ ctx: Context, cut: Cut) throws -> [String] {
         var world = FactWorld()
-        var applied = 0, latest = HLC.zero
-        try log.forEach { entry in
-            if case .seq(let n) = cut, entry.seq > n { return false }
-            guard cut.includes(seq: entry.seq, entry.event) else { return true }
-            world.apply(entry.event)
-            applied += 1
-            latest = max(latest, entry.event.hlc)
-            if applied % 50_000 == 0, ctx.console.isTerminal { ctx.console.progress("replaying: \(applied) events") }
-            return true
+        let (applied, latest) = try replay(log, to: cut, onto: &world) { n in
+            if ctx.console.isTerminal { ctx.console.progress("replaying: \(n) events") }
         }
         if ctx.console.isTerminal { ctx.console.progress("") }
         let p = try ScreenCommand.parameters(a, ctx, defaultNow: defaultNow(cut, latest: latest))
         let body = try ScreenCommand.output(screen, world, p, json: ctx.json)
         if ctx.json { return body }
         return ["replay of \(screen.name) at \(cut): \(applied) events, now \(ISOTime.format(millis: p.now * 1000))"] + body
+    }
+
+    /// Applies to `world` the events of the log up to `cut` that come after seq `afterSeq`, in seq order (so
+    /// a world replayed to seq N and continued to seq M equals one replayed to M at once: `breeze inspect`'s
+    /// scrubber keeps such worlds). Returns how many events were applied and the latest HLC among them;
+    /// `progress` hears every 50,000 events.
+    static func replay(_ log: EventLog, to cut: Cut, onto world: inout FactWorld, afterSeq: Int64 = 0,
+                       progress: (Int) -> Void = { _ in }) throws -> (applied: Int, latest: HLC) {
+        var applied = 0, latest = HLC.zero
+        try log.forEach(afterSeq: afterSeq) { entry in
+            if case .seq(let n) = cut, entry.seq > n { return false }
+            guard cut.includes(seq: entry.seq, entry.event) else { return true }
+            world.apply(entry.event)
+            applied += 1
+            latest = max(latest, entry.event.hlc)
+            if applied % 50_000 == 0 { progress(applied) }
+            return true
+        }
+        return (applied, latest)
     }
 
     /// The time of a cut in Unix seconds: the instant or HLC given, or the latest HLC applied.

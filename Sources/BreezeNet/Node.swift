@@ -439,6 +439,7 @@ final class Node {
         leaveHandshake(peer)
         readyPeers.removeValue(forKey: ObjectIdentifier(peer))
         if !peer.evicted { config.log("peer \(peer.address): disconnected (\(reason))") }
+        if peer.readyMillis == nil { config.metrics?.recordRefused(reason: peer.evicted ? "evicted" : "handshake") }
         if let d = peer.dialer {
             d.lastStatus = status(of: peer, connected: false)
             d.lastError = reason
@@ -477,6 +478,7 @@ final class Node {
         if !pending.isEmpty {
             let work = pending
             pending = []
+            let started = NodeMetrics.monotonicNanos()
             do {
                 let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers",
                                              syncLater: true)
@@ -486,6 +488,7 @@ final class Node {
                     try log.syncWAL()
                     config.onCommit?(inserted)
                 }
+                config.metrics?.recordCommit(work.map(\.events), reports, seconds: Double(NodeMetrics.monotonicNanos() - started) / 1e9)
                 for (w, r) in zip(work, reports) where peers[ObjectIdentifier(w.peer)] != nil {
                     if r.conflicts > 0 || r.invalid > 0 {
                         config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting events refused, \(r.invalid) misplaced events stored flagged")
@@ -520,7 +523,9 @@ final class Node {
                     break
                 }
                 guard let last = rows.last else { break }
+                let before = config.metrics == nil ? [:] : peer.session.peerVectors
                 perform(peer, peer.session.offer(rows.map { ($0.seq, $0.event) }, scannedTo: last.seq))
+                config.metrics?.recordSent(before: before, after: peer.session.peerVectors)
                 rounds += 1
                 if rounds == 4 && peer.session.wantsEvents { more = true }
             }
@@ -667,10 +672,15 @@ final class Node {
         let hb = NodeHeartbeat(pid: getpid(), listen: listenAddress ?? "", startedMillis: startedMillis,
                                heartbeatMillis: wall, stoppedMillis: stopped ? wall : nil)
         do { try log.recordPeers(list, heartbeat: hb) } catch { config.log("writing peer status failed: \(error)") }
-        if let onStatus = config.onStatus {
-            let local = (try? log.versionVectors()) ?? [:]
-            onStatus(NodeStatus(listenAddress: listenAddress, running: !stopped, peers: list, localVectors: local))
-        }
+        guard config.onStatus != nil || config.metrics != nil else { return }
+        let local = (try? log.versionVectors()) ?? [:]
+        config.onStatus?(NodeStatus(listenAddress: listenAddress, running: !stopped, peers: list, localVectors: local))
+        config.metrics?.recordPeers(peers.values.compactMap { p in
+            guard p.session.state == .ready, let grants = p.session.grants else { return nil }
+            let lag = local.reduce(0) { n, s in grants.peerMayRead(s.key) ? n + (p.session.peerVectors[s.key] ?? VersionVector()).missing(from: s.value) : n }
+            return NodeMetrics.Peer(address: p.address, direction: p.dialer == nil ? "inbound" : "outbound",
+                                    replica: p.session.peerReplica?.description, lagEvents: lag)
+        })
     }
 
     // MARK: Shutdown

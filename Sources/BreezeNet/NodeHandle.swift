@@ -59,6 +59,8 @@ public struct NodeConfig: Sendable {
     /// Called on the loop thread each time the node writes its status (every second, and soon after a peer
     /// connects or disconnects), and once when it stops.
     public var onStatus: (@Sendable (NodeStatus) -> Void)?
+    /// Counters for operators (`breeze node --metrics`), updated by the loop thread; nil collects none.
+    public var metrics: NodeMetrics?
 
     public init(dbPath: String, listen: String?, credentials: SyncCredentials) {
         self.dbPath = dbPath

@@ -52,10 +52,10 @@ public final class Child {
 
     public init(_ path: String, _ args: [String], stderrPath: String? = nil) {
         var fds: [Int32] = [0, 0]
-        pipe(&fds)
-        // Close-on-exec, so children that other tests spawn in parallel do not inherit the pipe and hold it open
+        // A socket pair rather than a pipe: it is close-on-exec from the start (atomically, which `pipe` then
+        // `fcntl` is not), so children that other tests spawn in parallel do not inherit it and hold it open
         // (this child still gets its end as stdout: dup2 clears the flag).
-        for f in fds { _ = fcntl(f, F_SETFD, FD_CLOEXEC) }
+        socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)

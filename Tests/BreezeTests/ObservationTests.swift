@@ -65,7 +65,7 @@ struct ObservationTests {
         #expect(delays.count == 5 && delays.allSatisfy { $0 < 5 }, "\(delays)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))   // async: a suite of blocking tests can hold the cooperative pool for a while
     func aSlowConsumerGetsTheLatestValueNotABacklog() async throws {
         let dir = TempDir()
         let r = try Replica(path: dir.file("a.db"))
@@ -80,7 +80,7 @@ struct ObservationTests {
         #expect(last == 20)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))   // async: a suite of blocking tests can hold the cooperative pool for a while
     func aSubscriptionEndsWithItsConsumerAndCloseFinishesTheRest() async throws {
         let dir = TempDir()
         let r = try Replica(path: dir.file("a.db"))

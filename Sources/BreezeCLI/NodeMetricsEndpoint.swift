@@ -1,0 +1,47 @@
+import BreezeNet
+import BreezeInspect
+
+/// `breeze node --metrics HOST:PORT`: the node's counters (`NodeMetrics`) in the Prometheus text format at
+/// `/metrics`, for the operators' monitoring to scrape. No token (scrapers do not carry one): bind it to
+/// loopback, or to an address only the monitoring reaches. Labels name streams (`user:<id>`) and peers.
+enum NodeMetricsEndpoint {
+    /// Serves `metrics` on `listen` until the server is stopped.
+    static func serve(_ metrics: NodeMetrics, listen: String) throws(CLIError) -> HTTPServer {
+        do {
+            return try HTTPServer(listen: listen, token: nil) { request in
+                switch request.path {
+                case "/metrics": return .text(exposition(metrics.snapshot()), contentType: PrometheusText.contentType)
+                case "/": return .text("breeze node metrics: see /metrics\n")
+                default: return .text("404 not found: the metrics are at /metrics\n", status: 404)
+                }
+            }
+        } catch { throw .failure("--metrics \(error.description)") }
+    }
+
+    /// The snapshot as Prometheus text.
+    static func exposition(_ s: NodeMetrics.Snapshot) -> String {
+        var p = PrometheusText()
+        p.family("breeze_node_peers_connected", .gauge, help: "Peer sessions authenticated now.", [([], Double(s.peersConnected))])
+        p.family("breeze_node_peer_lag_events", .gauge,
+                 help: "Events this replica holds, in streams the peer may read, that the peer lacks (by its last vectors).",
+                 s.peers.map { ([("peer", $0.address), ("direction", $0.direction), ("replica", $0.replica ?? "")], Double($0.lagEvents)) })
+        for (name, values, help) in [
+            ("breeze_node_events_received_total", s.received, "Events received from peers, duplicates included, per stream."),
+            ("breeze_node_events_sent_total", s.sent, "Events sent to peers, per stream."),
+            ("breeze_node_events_stored_total", s.stored, "Events received from peers and newly stored, per stream."),
+        ] {
+            p.family(name, .counter, help: help, values.keys.sorted().map { ([("stream", $0)], Double(values[$0]!)) })
+        }
+        p.family("breeze_node_events_refused_total", .counter, help: "Received events not stored: already held, conflicting ids, gaps.",
+                 [([("reason", "duplicate")], Double(s.duplicates)), ([("reason", "conflict")], Double(s.conflicts)),
+                  ([("reason", "gap")], Double(s.gaps))])
+        p.histogram("breeze_node_commit_seconds", help: "Group commits of received events: the transaction and the WAL sync.",
+                    bounds: NodeMetrics.commitBuckets, counts: s.commitBucketCounts, sum: s.commitSeconds)
+        p.family("breeze_node_connections_refused_total", .counter,
+                 help: "Connections closed before they authenticated: handshake failed or timed out, or evicted (too many at once).",
+                 ["handshake", "evicted"].map { ([("reason", $0)], Double(s.refused[$0] ?? 0)) })
+        p.family("breeze_node_start_time_seconds", .gauge, help: "When the node started, seconds since 1970.",
+                 [([], Double(s.startedMillis / 1000))])
+        return p.text
+    }
+}

@@ -1,0 +1,193 @@
+import Testing
+import BreezeTestSupport
+import Foundation
+@preconcurrency import Glibc
+
+/// The Prometheus text exposition format (version 0.0.4), parsed strictly: `# HELP` and `# TYPE` lines, then
+/// samples `name{label="value",...} value` of a declared family (a histogram's as `_bucket`, `_sum`,
+/// `_count`). Anything else is an error, so a malformed exposition fails the test.
+struct PrometheusExposition {
+    struct Sample: Equatable { let name: String; let labels: [String: String]; let value: Double }
+    var types: [String: String] = [:]
+    var help: [String: String] = [:]
+    var samples: [Sample] = []
+
+    struct ParseError: Error, CustomStringConvertible { let description: String }
+
+    init(_ text: String) throws {
+        func isName(_ s: Substring) -> Bool {
+            guard let f = s.first, f.isLetter || f == "_" || f == ":" else { return false }
+            return s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ":") }
+        }
+        for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
+            if line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") {
+                let rest = line.dropFirst(7)
+                let name = rest.prefix { $0 != " " }, value = String(rest.dropFirst(name.count + 1))
+                guard isName(name) else { throw ParseError(description: "line \(n + 1): bad metric name '\(name)'") }
+                if line.hasPrefix("# TYPE ") {
+                    guard ["counter", "gauge", "histogram", "summary", "untyped"].contains(value) else { throw ParseError(description: "line \(n + 1): type '\(value)'") }
+                    guard types[String(name)] == nil else { throw ParseError(description: "line \(n + 1): \(name) typed twice") }
+                    types[String(name)] = value
+                } else { help[String(name)] = value }
+                continue
+            }
+            guard !line.hasPrefix("#") else { continue }
+            let name = line.prefix { $0 != "{" && $0 != " " }
+            guard isName(name) else { throw ParseError(description: "line \(n + 1): bad sample name in '\(line)'") }
+            var rest = line.dropFirst(name.count)
+            var labels: [String: String] = [:]
+            if rest.first == "{" {
+                rest = rest.dropFirst()
+                while rest.first != "}" {
+                    let key = rest.prefix { $0 != "=" }
+                    guard isName(key), rest.dropFirst(key.count).hasPrefix("=\"") else { throw ParseError(description: "line \(n + 1): bad label in '\(line)'") }
+                    rest = rest.dropFirst(key.count + 2)
+                    var value = "", escaped = false
+                    while let c = rest.first {
+                        rest = rest.dropFirst()
+                        if escaped { value.append(c == "n" ? "\n" : c); escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { break } else { value.append(c) }
+                    }
+                    labels[String(key)] = value
+                    if rest.first == "," { rest = rest.dropFirst() }
+                    guard !rest.isEmpty else { throw ParseError(description: "line \(n + 1): unterminated labels") }
+                }
+                rest = rest.dropFirst()
+            }
+            guard rest.first == " " else { throw ParseError(description: "line \(n + 1): no value in '\(line)'") }
+            let valueText = rest.dropFirst().split(separator: " ").first.map(String.init) ?? ""
+            let value: Double
+            switch valueText {
+            case "+Inf": value = .infinity
+            case "-Inf": value = -.infinity
+            case "NaN": value = .nan
+            default:
+                guard let v = Double(valueText) else { throw ParseError(description: "line \(n + 1): value '\(valueText)'") }
+                value = v
+            }
+            let family = types[String(name)] != nil ? String(name)
+                : ["_bucket", "_sum", "_count"].compactMap { s in name.hasSuffix(s) ? String(name.dropLast(s.count)) : nil }.first { types[$0] == "histogram" }
+            guard let family, help[family] != nil else { throw ParseError(description: "line \(n + 1): sample \(name) of no declared family") }
+            samples.append(Sample(name: String(name), labels: labels, value: value))
+        }
+        // Histograms: buckets by increasing `le`, cumulative, the last +Inf equal to the count.
+        for (family, type) in types where type == "histogram" {
+            let buckets = samples.filter { $0.name == family + "_bucket" }
+            let bounds = buckets.map { $0.labels["le"] == "+Inf" ? Double.infinity : Double($0.labels["le"] ?? "") ?? .nan }
+            guard bounds == bounds.sorted(), bounds.last == .infinity,
+                  zip(buckets, buckets.dropFirst()).allSatisfy({ $0.value <= $1.value }),
+                  buckets.last?.value == samples.first(where: { $0.name == family + "_count" })?.value else {
+                throw ParseError(description: "histogram \(family): buckets not cumulative or +Inf differs from the count")
+            }
+        }
+    }
+
+    func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+        samples.first { s in s.name == name && labels.allSatisfy { k, v in s.labels[k] == v } }?.value
+    }
+}
+
+/// `breeze node --metrics`: two real node processes on 127.0.0.1; the metrics of each, scraped over HTTP and
+/// parsed, count what really happened between them.
+struct NodeMetricsTests {
+    /// A `breeze node` with its sync and metrics addresses as it printed them.
+    final class Node {
+        let child: Child
+        var sync = "", metricsPort = 0
+        init(db: String, _ args: [String], log: String) {
+            child = Child(InspectFixture.breeze, ["--db", db, "node", "--metrics", "127.0.0.1:0"] + args, stderrPath: log)
+            while let l = child.readLine() {
+                if l.hasPrefix("listening on ") { sync = String(l.dropFirst(13)) }
+                if l.hasPrefix("metrics on http://127.0.0.1:") { metricsPort = Int(l.dropFirst(28).prefix { $0.isNumber }) ?? 0 }
+                if l.hasPrefix("node running") { break }
+            }
+        }
+        func scrape() throws -> PrometheusExposition {
+            let r = httpGet(port: metricsPort, "/metrics")
+            #expect(r.status == 200 && r.headers.contains("text/plain; version=0.0.4"))
+            return try PrometheusExposition(r.body)
+        }
+        deinit {
+            child.signal(SIGTERM)
+            child.wait()
+        }
+    }
+
+    @Test func aRunningNodeServesPrometheusMetricsThatCountPeersEventsLagCommitsAndRefusals() throws {
+        let dir = TempDir()
+        let authority = CLIAuthority(keyFile: dir.file("cluster.key"))
+        let a = dir.file("a.db"), b = dir.file("b.db")
+        for db in [a, b] { InspectFixture.cli(["--db", db, "init"]) }
+        let f = InspectFixture.fixtures
+        InspectFixture.cli(["--db", a, "import", "google-pollen", f + "/pollen/google_pollen_forecast_DE_2025-08-03_teamjaf.json", "--at", "51.1657,10.4515"])
+        _ = runProgram(InspectFixture.breeze, ["--db", a, "import", "airnow-tech-csv", f + "/monitors/airnowtech_burdens_creek_370630099_2019-08.csv", "--at", "35.8894,-78.8747"])
+        for s in ["149970", "87173", "166653"] { InspectFixture.cli(["--db", a, "--user", "ana", "favourite", "add", s]) }
+        func count(_ db: String, _ stream: String) -> Double {
+            Double(InspectFixture.cli(["--db", db, "log", "--stream", stream, "--json"]).split(separator: "\n").count)
+        }
+        let publicEvents = count(a, "public"), anaEvents = count(a, "user:ana")
+        #expect(publicEvents > 700 && anaEvents == 3)
+
+        let nodeA = Node(db: a, ["--listen", "127.0.0.1:0"] + authority.nodeArguments(db: a), log: dir.file("a.log"))
+        #expect(!nodeA.sync.isEmpty && nodeA.metricsPort > 0)
+        let nodeB = Node(db: b, ["--peer", nodeA.sync] + authority.nodeArguments(db: b), log: dir.file("b.log"))
+        #expect(nodeB.metricsPort > 0)
+        // Caught up: B stored every event, and both know it (the lag is recomputed every second).
+        var mb = try nodeB.scrape(), ma = try nodeA.scrape()
+        let caughtUp = try waitUntil(seconds: 30) {
+            mb = try nodeB.scrape()
+            ma = try nodeA.scrape()
+            return mb.value("breeze_node_events_stored_total", ["stream": "public"]) == publicEvents
+                && ma.value("breeze_node_peer_lag_events") == 0 && mb.value("breeze_node_peers_connected") == 1
+        }
+        #expect(caughtUp, "\(String(decoding: readFileBytes(dir.file("b.log")), as: UTF8.self).suffix(600))")
+        #expect(ma.value("breeze_node_peers_connected") == 1 && mb.value("breeze_node_peers_connected") == 1)
+        #expect(ma.value("breeze_node_events_sent_total", ["stream": "public"]) == publicEvents)
+        #expect(ma.value("breeze_node_events_sent_total", ["stream": "user:ana"]) == anaEvents)
+        #expect(mb.value("breeze_node_events_received_total", ["stream": "public"]) == publicEvents)
+        #expect(mb.value("breeze_node_events_stored_total", ["stream": "user:ana"]) == anaEvents)
+        #expect(ma.value("breeze_node_events_stored_total") == nil, "A received nothing to store")
+        #expect(ma.value("breeze_node_peer_lag_events", ["direction": "inbound"]) == 0)
+        let commits = mb.value("breeze_node_commit_seconds_count") ?? 0
+        #expect(commits >= 1 && (mb.value("breeze_node_commit_seconds_sum") ?? -1) > 0)
+        #expect(mb.types["breeze_node_commit_seconds"] == "histogram" && mb.types["breeze_node_events_stored_total"] == "counter")
+
+        // A live edit on A reaches B: one more sent and stored, in its stream.
+        InspectFixture.cli(["--db", a, "--user", "ana", "unit", "set", "fahrenheit"])
+        #expect(try waitUntil(seconds: 10) { try nodeB.scrape().value("breeze_node_events_stored_total", ["stream": "user:ana"]) == anaEvents + 1 })
+
+        // Refused: a connection that sends garbage instead of a handshake, and one that says nothing.
+        #expect(ma.value("breeze_node_connections_refused_total", ["reason": "handshake"]) == 0)
+        let port = Int(nodeA.sync.split(separator: ":").last ?? "") ?? 0
+        let garbage = try #require(TCPConnection(port: port))
+        garbage.send(Array(repeating: 0x41, count: 64))
+        _ = garbage.readToEnd()
+        #expect(try waitUntil(seconds: 10) { try nodeA.scrape().value("breeze_node_connections_refused_total", ["reason": "handshake"]) == 1 })
+        let metricsOnly = httpGet(port: nodeA.metricsPort, "/")
+        #expect(metricsOnly.status == 200 && httpGet(port: nodeA.metricsPort, "/other").status == 404)
+    }
+
+    @Test func theParserRefusesAMalformedExposition() throws {
+        #expect(throws: PrometheusExposition.ParseError.self) { try PrometheusExposition("# HELP x a\n# TYPE x counter\nx{a=\"1\" 2\n") }
+        #expect(throws: PrometheusExposition.ParseError.self) { try PrometheusExposition("y 1\n") }
+        #expect(throws: PrometheusExposition.ParseError.self) {
+            try PrometheusExposition("# HELP h a\n# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 2\n")
+        }
+        let ok = try PrometheusExposition("# HELP g a\n# TYPE g gauge\ng{p=\"a\\\"b\"} 2.5\n")
+        #expect(ok.value("g", ["p": "a\"b"]) == 2.5)
+    }
+
+    @Test func aMetricsPortInUseIsOneLineAndExitOne() throws {
+        let dir = TempDir()
+        let authority = CLIAuthority(keyFile: dir.file("cluster.key"))
+        let a = dir.file("a.db")
+        InspectFixture.cli(["--db", a, "init"])
+        let first = Node(db: a, ["--listen", "127.0.0.1:0"] + authority.nodeArguments(db: a), log: dir.file("a.log"))
+        let b = dir.file("b.db")
+        InspectFixture.cli(["--db", b, "init"])
+        let c = Child(InspectFixture.breeze, ["--db", b, "node", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:\(first.metricsPort)"]
+                      + authority.nodeArguments(db: b), stderrPath: dir.file("err"))
+        #expect(c.wait() == 1)
+        let err = String(decoding: readFileBytes(dir.file("err")), as: UTF8.self)
+        #expect(err.split(separator: "\n").count == 1 && err.contains("--metrics 127.0.0.1:\(first.metricsPort): address already in use"), "\(err)")
+    }
+}
