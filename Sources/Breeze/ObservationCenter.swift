@@ -180,7 +180,7 @@ final class ObservationCenter: @unchecked Sendable {
             let seq = (try? log.lastSeq()) ?? lastSeq
             let changed = seq != lastSeq
             lastSeq = seq
-            let snapshot = ReplicaSnapshot(log: log, cache: cache, path: path)
+            let snapshot = ReplicaSnapshot(log: log, cache: cache, path: path, observing: true)
             var gone: [ObjectIdentifier] = []
             for s in changed ? all : new where !s.evaluate(snapshot) { gone.append(ObjectIdentifier(s)) }
             if !gone.isEmpty {

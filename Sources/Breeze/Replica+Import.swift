@@ -16,15 +16,21 @@ extension Replica {
         public var records = 0
         /// Events stored (a reading keeps only its quantities not already held).
         public var storedEvents = 0
-        /// Facts stored, and facts already held (not stored again).
-        public var storedFacts = 0, duplicateFacts = 0
+        /// Facts new to this replica, facts that replaced another value of their key (a sensor that moved, a
+        /// newer forecast), and facts already held with the same value (not stored again).
+        public var storedFacts = 0, updatedFacts = 0, duplicateFacts = 0
+        /// The rows (events the importer produced) by what happened to them: any fact updated, else any new,
+        /// else all duplicates. With the skipped rows they add up to the rows read, for formats of one event a
+        /// row (PurpleAir, sensor registries, daily temperatures, glucose).
+        public var storedRows = 0, updatedRows = 0, duplicateRows = 0
         /// The rows skipped, each with its line and reason.
         public var skipped: [ImportIssue] = []
     }
 
     /// Where a long import is.
     public enum ImportProgress: Sendable, Equatable {
-        /// Bringing the de-duplication index up to date with facts that arrived by sync (events so far).
+        /// Bringing the facts projection (which imports compare with) up to date with what arrived by sync
+        /// (events so far).
         case indexing(events: Int)
         /// Parsing a large file once before anything of it is stored (so a bad file is refused whole).
         case checking(file: String, percent: Int)
@@ -38,9 +44,11 @@ extension Replica {
     }
 
     /// Imports a file: parses it completely (gunzipped first if it is gzip) before anything from it is
-    /// stored, then stores each fact once, however often the file or overlapping ones are imported (facts are
-    /// de-duplicated by natural key against everything held, synced facts included). Observers and peers
-    /// hear of each batch of 10,000 facts as it commits; other calls of this replica may run between batches.
+    /// stored, then stores each fact once, however often the file or overlapping ones are imported: each fact
+    /// is compared with the value held for its natural key (synced facts included), and only new or changed
+    /// values are stored (a changed one replaces the old on every replica: a sensor registered again with its
+    /// location, a newer forecast). Observers and peers
+    /// hear of each piece of a large file (8 MiB of CSV) as it commits; other calls of this replica may run between pieces.
     ///
     /// ```swift
     /// let summary = try replica.importFile("sensors.csv", format: "sensors-csv")
@@ -78,7 +86,7 @@ extension Replica {
         if let s = options.sensor { _ = try Validation.sensor(s) }
         let bytes: [UInt8]
         do { bytes = try Gzip.maybeInflate(data, file: name) } catch { throw BreezeError(.importRefused, error.description, underlying: error) }
-        try withLog { log in try log.indexFacts { n in if n > 0 { progress(.indexing(events: n)) } } }
+        try withLog { log in _ = try log.catchUpProjection { n in if n > 0 { progress(.indexing(events: n)) } } }
         var summary = ImportSummary(file: name, format: format)
         // Large CSV files of formats whose rows stand alone are parsed and stored in pieces, so memory stays
         // bounded. Every piece is parsed once before anything is stored (a file that fails anywhere is
@@ -127,7 +135,7 @@ extension Replica {
             summary.records += fits.count
             var done = 0
             while done < fits.count {
-                let slice = fits[done..<min(done + 10_000, fits.count)]
+                let slice = fits[done..<min(done + Replica.importBatch, fits.count)]
                 let f: EventLog.FactAppendReport
                 do { f = try withLog { log in try log.appendFacts(slice.map { ($0.stream, $0.body) }) } } catch {
                     throw BreezeError(error.code, "\(name): storing failed: \(error.description) (facts of earlier batches of this file may be stored; importing again stores only what is missing)",
@@ -136,7 +144,15 @@ extension Replica {
                 if f.storedEvents > 0 { committed() }
                 summary.storedEvents += f.storedEvents
                 summary.storedFacts += f.storedFacts
+                summary.updatedFacts += f.updatedFacts
                 summary.duplicateFacts += f.duplicateFacts
+                for o in f.outcomes {
+                    switch o {
+                    case .stored: summary.storedRows += 1
+                    case .updated: summary.updatedRows += 1
+                    case .duplicate: summary.duplicateRows += 1
+                    }
+                }
                 done += slice.count
             }
             processed += chunk.bytes.count
@@ -144,6 +160,11 @@ extension Replica {
         }
         return summary
     }
+
+    /// Facts stored per transaction: a piece of a large file (8 MiB of CSV is about 80,000 rows) goes in whole,
+    /// so a key the piece repeats with another value is stored once, with its last value (within a transaction
+    /// `appendFacts` keeps the last of each key) and importing the file again stores nothing.
+    static let importBatch = 200_000
 
     /// Size of the pieces a large CSV file is parsed in.
     static let importChunkBytes = 8 << 20

@@ -14,6 +14,10 @@ public struct ReplicaSnapshot {
     let log: EventLog
     let cache: ReadCache
     let path: String
+    /// True on the observation thread: there, events that hold no fact leave the projection's checkpoint
+    /// where it is (no write lock taken for them); a direct read moves it, so the stored checkpoint stays
+    /// what `breeze verify` and `diff` compare.
+    var observing = false
 
     /// The user's settings, merged from every event of their stream.
     public func state(user: String) throws -> UserState {
@@ -53,7 +57,7 @@ public struct ReplicaSnapshot {
             if from >= last { return }
             if try !log.hasFacts(afterSeq: from, throughSeq: last) {
                 cache.factFreeThrough = last
-                return
+                if observing { return }
             }
         }
         try log.catchUpProjection(progress: progress)

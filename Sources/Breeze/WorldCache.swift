@@ -59,7 +59,7 @@ final class WorldCache {
         try log.forEach(afterSeq: seq) { entry in
             guard entry.seq <= covered else { return false }
             let e = entry.event
-            if let r = EventBody.readingValues(of: e) {
+            if let r = EventBody.readingRows(of: e) {
                 perSensor[WorldCache.key(r.source, r.sensor)] = nil
             } else if e.type == "sensor.register", case .sensorRegistered(let s)? = try? e.body() {
                 sensorList = nil

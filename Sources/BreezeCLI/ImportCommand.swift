@@ -19,7 +19,8 @@ enum ImportCommand {
     struct FileReport {
         var file: String
         var refused: String?
-        var rowsRead = 0, records = 0, storedEvents = 0, storedFacts = 0, duplicateFacts = 0
+        var rowsRead = 0, records = 0, storedEvents = 0, storedFacts = 0, updatedFacts = 0, duplicateFacts = 0
+        var storedRows = 0, updatedRows = 0, duplicateRows = 0
         var issues: [ImportIssue] = []
     }
 
@@ -51,7 +52,9 @@ enum ImportCommand {
                         }
                     }
                     return FileReport(file: file, rowsRead: s.rowsRead, records: s.records, storedEvents: s.storedEvents,
-                                      storedFacts: s.storedFacts, duplicateFacts: s.duplicateFacts, issues: s.skipped)
+                                      storedFacts: s.storedFacts, updatedFacts: s.updatedFacts, duplicateFacts: s.duplicateFacts,
+                                      storedRows: s.storedRows, updatedRows: s.updatedRows, duplicateRows: s.duplicateRows,
+                                      issues: s.skipped)
                 } catch {
                     var r = FileReport(file: file)
                     r.refused = error.description.hasPrefix(file + ": ") ? String(error.description.dropFirst(file.count + 2)) : error.description
@@ -106,7 +109,9 @@ enum ImportCommand {
                     ("file", .string(r.file)), ("format", .string(format)), ("refused", .string(r.refused)),
                     ("rowsRead", .int(Int64(r.rowsRead))), ("records", .int(Int64(r.records))),
                     ("storedEvents", .int(Int64(r.storedEvents))), ("storedFacts", .int(Int64(r.storedFacts))),
-                    ("duplicateFacts", .int(Int64(r.duplicateFacts))), ("skippedRows", .int(Int64(r.issues.count))),
+                    ("updatedFacts", .int(Int64(r.updatedFacts))), ("duplicateFacts", .int(Int64(r.duplicateFacts))),
+                    ("storedRows", .int(Int64(r.storedRows))), ("updatedRows", .int(Int64(r.updatedRows))),
+                    ("duplicateRows", .int(Int64(r.duplicateRows))), ("skippedRows", .int(Int64(r.issues.count))),
                     ("skipReasons", .object(reasons.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
                 ]).text)
             }
@@ -118,14 +123,17 @@ enum ImportCommand {
                 }
                 for i in r.issues.prefix(20) { ctx.console.err("breeze import: \(i)") }
                 if r.issues.count > 20 { ctx.console.err("breeze import: \(r.file): ... and \(r.issues.count - 20) more skipped rows") }
-                ctx.console.out("\(r.file): read \(r.rowsRead) rows; stored \(r.storedFacts) facts in \(r.storedEvents) events; "
-                                + "\(r.duplicateFacts) duplicate facts; skipped \(r.issues.count) rows" + reasonsText(r.issues))
+                ctx.console.out("\(r.file): read \(r.rowsRead) rows: \(r.storedRows) stored, \(r.updatedRows) updated, "
+                                + "\(r.duplicateRows) duplicate, \(r.issues.count) skipped" + reasonsText(r.issues)
+                                + "; facts: \(r.storedFacts) new, \(r.updatedFacts) updated, \(r.duplicateFacts) duplicate, in \(r.storedEvents) events")
             }
             if reports.count > 1 {
                 let ok = reports.filter { $0.refused == nil }
-                ctx.console.out("total: \(reports.count) files (\(reports.count - ok.count) refused); read \(ok.map(\.rowsRead).reduce(0, +)) rows; "
-                                + "stored \(ok.map(\.storedFacts).reduce(0, +)) facts; \(ok.map(\.duplicateFacts).reduce(0, +)) duplicate; "
-                                + "skipped \(ok.map(\.issues.count).reduce(0, +))")
+                func sum(_ f: (FileReport) -> Int) -> Int { ok.map(f).reduce(0, +) }
+                ctx.console.out("total: \(reports.count) files (\(reports.count - ok.count) refused); read \(sum(\.rowsRead)) rows: "
+                                + "\(sum(\.storedRows)) stored, \(sum(\.updatedRows)) updated, \(sum(\.duplicateRows)) duplicate, "
+                                + "\(sum(\.issues.count)) skipped; facts: \(sum(\.storedFacts)) new, \(sum(\.updatedFacts)) updated, "
+                                + "\(sum(\.duplicateFacts)) duplicate")
             }
         }
     }

@@ -22,6 +22,8 @@ public enum EventBody: Hashable, Sendable {
     // public
     case sensorRegistered(SensorRegistration)
     case reading(Reading)
+    /// Many readings of one sensor (what imports store).
+    case readingBlock(ReadingBlock)
     case pollenForecast(PollenForecast)
     case dailyTemperature(DailyTemperature)
     // health:<id>
@@ -36,7 +38,7 @@ public enum EventBody: Hashable, Sendable {
     public static let knownTypes: [String: UInt16] = [
         "favourite.add": 1, "favourite.remove": 1, "watch.add": 1, "watch.remove": 1, "alert.set": 1,
         "unit.set": 1, "source.enable": 1, "source.disable": 1, "source.correct": 1, "biomarker.target": 1,
-        "alert.test": 1, "sensor.register": 1, "reading": 1, "pollen.forecast": 1, "temperature.daily": 1,
+        "alert.test": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "pollen.forecast": 1, "temperature.daily": 1,
         "biomarker.reading": 1,
     ]
 
@@ -56,6 +58,7 @@ public enum EventBody: Hashable, Sendable {
         case .testAlert: return "alert.test"
         case .sensorRegistered: return "sensor.register"
         case .reading: return "reading"
+        case .readingBlock: return "reading.block"
         case .pollenForecast: return "pollen.forecast"
         case .dailyTemperature: return "temperature.daily"
         case .biomarkerReading: return "biomarker.reading"
@@ -70,7 +73,7 @@ public enum EventBody: Hashable, Sendable {
         "favourite.add": .user, "favourite.remove": .user, "watch.add": .user, "watch.remove": .user,
         "alert.set": .user, "unit.set": .user, "source.enable": .user, "source.disable": .user,
         "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "sensor.register": .public,
-        "reading": .public, "pollen.forecast": .public, "temperature.daily": .public, "biomarker.reading": .health,
+        "reading": .public, "reading.block": .public, "pollen.forecast": .public, "temperature.daily": .public, "biomarker.reading": .health,
     ]
 
     /// True when an event of this type name may be in `stream`; unknown types may be anywhere (they are
@@ -117,6 +120,7 @@ public enum EventBody: Hashable, Sendable {
         case .reading(let r):
             w.string(r.source); w.string(r.sensor); w.zigzag(r.time)
             w.array(r.values) { w, m in w.string(m.quantity); w.f64(m.value) }
+        case .readingBlock(let b): b.encode(into: &w)
         case .pollenForecast(let p):
             w.f64(p.latitude); w.f64(p.longitude); w.optionalString(p.regionCode); w.string(p.date)
             w.array(p.entries) { w, e in
@@ -147,6 +151,16 @@ public enum EventBody: Hashable, Sendable {
     public static func readingValues(type: String, version: UInt16, payload: [UInt8])
         -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
         readingValues(type: type, version: version, reader: ByteReader(payload))
+    }
+
+    /// The readings of a `reading` or `reading.block` event, straight from the payload where it lies (the
+    /// projection's fast path): source, sensor and each time's finite values; nil for any other event, or one
+    /// whose payload does not decode.
+    public static func readingRows(of e: Event)
+        -> (source: String, sensor: String, rows: [(time: Int64, values: [(quantity: String, value: Double)])])? {
+        if let r = readingValues(of: e) { return (r.source, r.sensor, [(r.time, r.values)]) }
+        guard e.type == "reading.block", knownTypes[e.type] == e.schemaVersion else { return nil }
+        return ReadingBlock.rowValues(e.payloadReader)
     }
 
     /// `readingValues(type:version:payload:)` of an event, reading the payload where it lies in the event's
@@ -220,6 +234,7 @@ public enum EventBody: Hashable, Sendable {
                 Measurement(try r.string(), try r.f64())
             }
             body = .reading(Reading(source: source, sensor: sensor, time: time, values: values))
+        case "reading.block": body = .readingBlock(try ReadingBlock.decode(&r))
         case "pollen.forecast":
             let lat = try r.f64(), lon = try r.f64(), region = try r.optionalString(), date = try r.string()
             let entries = try r.array { (r: inout ByteReader) throws(DecodingError) -> PollenEntry in
@@ -283,6 +298,10 @@ public enum EventBody: Hashable, Sendable {
         case .reading(let r):
             return .object([("source", .string(r.source)), ("sensor", .string(r.sensor)), ("time", .int(r.time)),
                             ("values", .object(r.values.map { ($0.quantity, .double($0.value)) }))])
+        case .readingBlock(let b):
+            return .object([("source", .string(b.source)), ("sensor", .string(b.sensor)),
+                            ("rows", .array(b.rows.map { r in .object([("time", .int(r.time)),
+                                                                       ("values", .object(r.values.map { ($0.quantity, .double($0.value)) }))]) }))])
         case .pollenForecast(let p):
             return .object([
                 ("latitude", .double(p.latitude)), ("longitude", .double(p.longitude)),

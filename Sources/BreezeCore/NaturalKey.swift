@@ -35,6 +35,9 @@ extension EventBody {
         case .reading(let r):
             let group = ["r", r.source, r.sensor].joined(separator: sep)
             return r.values.map { NaturalKey(group: group, time: r.time, item: $0.quantity) }
+        case .readingBlock(let b):
+            let group = ["r", b.source, b.sensor].joined(separator: sep)
+            return b.rows.flatMap { row in row.values.map { NaturalKey(group: group, time: row.time, item: $0.quantity) } }
         case .sensorRegistered(let s): return [NaturalKey(group: ["s", s.source, s.sensor].joined(separator: sep), time: 0, item: "")]
         case .pollenForecast(let p):
             return [NaturalKey(group: ["p", "\(p.latitude)", "\(p.longitude)"].joined(separator: sep),
@@ -47,7 +50,7 @@ extension EventBody {
     }
 
     /// The type names that carry facts.
-    public static let factTypes: Set<String> = ["reading", "sensor.register", "pollen.forecast", "temperature.daily", "biomarker.reading"]
+    public static let factTypes: Set<String> = ["reading", "reading.block", "sensor.register", "pollen.forecast", "temperature.daily", "biomarker.reading"]
 }
 
 extension EventBody {

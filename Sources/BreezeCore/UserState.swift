@@ -65,7 +65,7 @@ public struct UserState: Hashable, Sendable {
         case .biomarkerTarget(let t): biomarkerTargets.set(t.readingType, t, stamp: stamp)
         case .testAlert(let s): testAlerts.insert(stamp.id, s ?? "", stamp: stamp)
         case .unknown: skippedUnknown += 1
-        case .sensorRegistered, .reading, .pollenForecast, .dailyTemperature, .biomarkerReading: break
+        case .sensorRegistered, .reading, .readingBlock, .pollenForecast, .dailyTemperature, .biomarkerReading: break
         }
     }
 

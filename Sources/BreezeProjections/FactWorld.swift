@@ -24,18 +24,24 @@ public struct FactWorld: WorldReader, Equatable {
             let k = s.source + "\u{0}" + s.sensor
             sensorRegs[k] = .merge(sensorRegs[k], LWWRegister(s, stamp: stamp))
         case .reading(let r):
-            let k = r.source + "\u{0}" + r.sensor
-            // Backwards: a quantity an event gives twice keeps its last value, as in the SQLite projection
-            // (`ReadingBucket`), because on an equal stamp the register already held is kept.
-            for m in r.values.reversed() where m.value.isFinite {
-                points[k, default: [:]][r.time, default: [:]][m.quantity] =
-                    .merge(points[k]?[r.time]?[m.quantity], LWWRegister(m.value, stamp: stamp))
-            }
+            put(r, stamp)
+        case .readingBlock(let b):
+            for r in b.readings { put(r, stamp) }
         case .pollenForecast, .dailyTemperature, .biomarkerReading:
             guard let (kind, key) = body.projectionFactKey(stream: e.stream) else { return }
             put(kind, key, body, stamp)
         default:
             if case .user(let id) = e.stream { users[id, default: UserState()].apply(e) }
+        }
+    }
+
+    private mutating func put(_ r: Reading, _ stamp: Stamp) {
+        let k = r.source + "\u{0}" + r.sensor
+        // Backwards: a quantity an event gives twice keeps its last value, as in the SQLite projection
+        // (`ReadingBucket`), because on an equal stamp the register already held is kept.
+        for m in r.values.reversed() where m.value.isFinite {
+            points[k, default: [:]][r.time, default: [:]][m.quantity] =
+                .merge(points[k]?[r.time]?[m.quantity], LWWRegister(m.value, stamp: stamp))
         }
     }
 

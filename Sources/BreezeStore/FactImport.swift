@@ -1,126 +1,246 @@
 public import BreezeCore
-import BreezeCrypto
 
+/// Imports of facts: each fact is a last-writer-wins register by its natural key (`EventBody.naturalKeys`),
+/// and an import stores only what changes a register. It compares each fact with the value the projection
+/// holds for its key (brought up to date first, in the same transaction): the same value is a duplicate
+/// (nothing stored: importing a file twice stores nothing the second time), a different one is an update
+/// (stored, and since a local write is stamped after every event this replica holds, it wins on every
+/// replica that receives it: a sensor that moved, a newer forecast for a day already held), a key not held
+/// is new. The projection is the index, so there is no separate one to keep (schema 4's `fact_keys`, as large
+/// as the events themselves, is dropped by schema 5).
+///
+/// Readings are stored as `reading.block` events, one per sensor and batch (up to 1,000 rows): a row of
+/// nine values then costs about 25 bytes in the log.
 extension EventLog {
     /// What `appendFacts` did with a batch.
     public struct FactAppendReport: Sendable, Equatable {
-        /// Events stored (a reading keeps only its quantities not already held).
+        /// Events stored (readings of one sensor share a block event).
         public var storedEvents = 0
-        /// Facts (values) stored.
+        /// Facts (values) new to this replica.
         public var storedFacts = 0
-        /// Facts already held (in the log, or earlier in the same batch): not stored again.
+        /// Facts whose key was held with another value: stored, replacing it.
+        public var updatedFacts = 0
+        /// Facts already held with the same value: not stored again.
         public var duplicateFacts = 0
+        /// Per item of the batch: what happened to it (an item with any updated fact is `updated`, else one
+        /// with any new fact is `stored`, else `duplicate`).
+        public var outcomes: [Outcome] = []
         public init() {}
     }
 
-    /// Appends fact events (readings, sensors, pollen, temperatures, biomarker readings) keeping only facts
-    /// whose natural key (`EventBody.naturalKeys`) is not held yet, in one transaction: importing a file twice,
-    /// or overlapping files, stores each fact once. Non-fact bodies are refused.
+    /// What happened to one item of a batch.
+    public enum Outcome: Sendable, Equatable { case stored, updated, duplicate }
+
+    /// Appends fact events (readings, sensors, pollen, temperatures, biomarker readings), keeping only facts
+    /// that are new or change the value held for their key, in one transaction. Non-fact bodies are refused.
     ///
-    /// The key index (`fact_keys`) is brought up to date first with every event appended or received since
-    /// the last import (`indexFacts`), so facts that arrived by sync count as held too.
+    /// A registration that leaves a field empty (an air-quality archive names a site but not its time zone)
+    /// keeps the value held for that field: it updates only what it says.
     public func appendFacts(_ items: [(StreamID, EventBody)]) throws(StoreError) -> FactAppendReport {
         for (stream, body) in items where !EventBody.factTypes.contains(body.type) || !body.belongs(in: stream) {
             throw StoreError(.invalidAppend, "event type '\(body.type)' is not a fact for stream '\(stream)'")
         }
-        try indexFacts()
+        try catchUpProjection()   // outside the write lock: the first one after an upgrade may rebuild
         var report = FactAppendReport()
-        var kept: [(StreamID, EventBody)] = []
+        report.outcomes.reserveCapacity(items.count)
         do {
             try db.writeTransaction {
-                // Whatever another process committed since `indexFacts` above is indexed under this lock.
-                while try indexPending(limit: 20000) == 20000 {}
-                let insert = try db.cached("INSERT OR IGNORE INTO fact_keys(key) VALUES (?)")
-                func isNew(_ stream: StreamID, _ key: NaturalKey) throws -> Bool {
-                    insert.reset()
-                    try insert.bind(1, EventLog.factKey(stream, key))
-                    try insert.run()
-                    return db.changes == 1
-                }
-                for (stream, body) in items {
-                    let keys = body.naturalKeys
-                    if case .reading(var r) = body {
-                        var values: [Measurement] = []
-                        for (k, m) in zip(keys, r.values) {
-                            if try isNew(stream, k) { values.append(m) } else { report.duplicateFacts += 1 }
+                try catchUpInTransaction()     // whatever arrived since, under the lock
+                var held = HeldFacts(log: self)
+                // A key given twice in the batch counts once, with its last value (a file that repeats a time with
+                // another value would otherwise store both each time it is imported): the earlier ones are
+                // duplicates of the file itself.
+                var last: [BatchKey: Int] = [:]
+                for (i, (stream, body)) in items.enumerated() { for k in BatchKey.keys(stream, body) { last[k] = i } }
+                var kept: [(StreamID, EventBody)] = []
+                var readings: [ReadingKey: [Reading]] = [:]
+                var readingOrder: [ReadingKey] = []
+                for (i, (stream, body)) in items.enumerated() {
+                    var outcome = Outcome.duplicate
+                    let superseded = { (k: BatchKey) in last[k] != i }
+                    func count(_ o: Outcome) {
+                        switch o {
+                        case .stored: report.storedFacts += 1; if outcome == .duplicate { outcome = .stored }
+                        case .updated: report.updatedFacts += 1; outcome = .updated
+                        case .duplicate: report.duplicateFacts += 1
                         }
-                        guard !values.isEmpty else { continue }
-                        report.storedFacts += values.count
-                        r.values = values
-                        kept.append((stream, .reading(r)))
-                    } else if try isNew(stream, keys[0]) {
-                        report.storedFacts += 1
-                        kept.append((stream, body))
-                    } else {
-                        report.duplicateFacts += 1
+                    }
+                    switch body {
+                    case .reading(var r):
+                        r.values = r.values.filter { m in
+                            guard superseded(.reading(stream, r.source, r.sensor, r.time, m.quantity)) else { return true }
+                            count(.duplicate)
+                            return false
+                        }
+                        let kept = try held.changed(stream, r, count: count)
+                        if !kept.values.isEmpty {
+                            let k = ReadingKey(stream: stream, source: r.source, sensor: r.sensor)
+                            if readings[k] == nil { readingOrder.append(k) }
+                            readings[k, default: []].append(kept)
+                        }
+                    case .readingBlock(let b):
+                        for var r in b.readings {
+                            r.values = r.values.filter { m in
+                                guard superseded(.reading(stream, r.source, r.sensor, r.time, m.quantity)) else { return true }
+                                count(.duplicate)
+                                return false
+                            }
+                            let kept = try held.changed(stream, r, count: count)
+                            if !kept.values.isEmpty {
+                                let k = ReadingKey(stream: stream, source: r.source, sensor: r.sensor)
+                                if readings[k] == nil { readingOrder.append(k) }
+                                readings[k, default: []].append(kept)
+                            }
+                        }
+                    case .sensorRegistered(let s) where superseded(.sensor(s.source, s.sensor)):
+                        count(.duplicate)
+                    case .sensorRegistered(let s):
+                        let (o, merged) = try held.registration(s)
+                        count(o)
+                        if o != .duplicate { kept.append((stream, .sensorRegistered(merged))) }
+                    default:
+                        if let k = body.projectionFactKey(stream: stream), superseded(.fact(k.kind, k.key)) {
+                            count(.duplicate)
+                            break
+                        }
+                        let o = try held.fact(stream, body)
+                        count(o)
+                        if o != .duplicate { kept.append((stream, body)) }
+                    }
+                    report.outcomes.append(outcome)
+                }
+                for k in readingOrder {
+                    for b in ReadingBlock.blocks(source: k.source, sensor: k.sensor, readings: readings[k]!) {
+                        kept.append((k.stream, .readingBlock(b)))
                     }
                 }
-                if !kept.isEmpty { _ = try appendInTransaction(kept) }
-                try db.execute("UPDATE meta SET value = (SELECT coalesce(max(seq), 0) FROM events) WHERE key = 'facts_seq'")
+                if !kept.isEmpty {
+                    _ = try appendInTransaction(kept)
+                    try catchUpInTransaction()   // the next batch compares with these
+                }
+                report.storedEvents = kept.count
             }
         } catch {
             throw StoreError.from(error, path: path)
         }
-        report.storedEvents = kept.count
         return report
     }
 
-    /// Adds the natural keys of every fact event after the `facts_seq` watermark to `fact_keys`, in chunks
-    /// (one transaction each), calling `progress` with the number of events indexed so far.
-    public func indexFacts(progress: (Int) -> Void = { _ in }) throws(StoreError) {
-        var done = 0
-        do {
-            while true {
-                let n = try db.writeTransaction { () throws -> Int in try indexPending(limit: 20000) }
-                done += n
-                progress(done)
-                if n < 20000 { return }
-            }
-        } catch {
-            throw StoreError.from(error, path: path)
-        }
-    }
+    private struct ReadingKey: Hashable { let stream: StreamID; let source: String; let sensor: String }
 
-    /// Inside a write transaction: indexes up to `limit` fact events after the watermark and moves it.
-    /// Returns how many events were read.
-    func indexPending(limit: Int) throws -> Int {
-        let from = try db.cached("SELECT value FROM meta WHERE key = 'facts_seq'").first { $0.int(0) } ?? 0
-        let q = try db.cached("""
-            SELECT seq, data FROM events WHERE seq > ? AND type IN
-            ('reading', 'sensor.register', 'pollen.forecast', 'temperature.daily', 'biomarker.reading')
-            ORDER BY seq LIMIT ?
-            """)
-        defer { q.reset() }
-        try q.bind(1, from)
-        try q.bind(2, Int64(limit))
-        var events: [(Int64, [UInt8])] = []
-        while try q.step() { events.append((q.int(0), q.blob(1))) }
-        let insert = try db.cached("INSERT OR IGNORE INTO fact_keys(key) VALUES (?)")
-        for (_, data) in events {
-            guard let e = try? Event(decoding: data), let body = try? e.body() else { continue }
-            for k in body.naturalKeys {
-                insert.reset()
-                try insert.bind(1, EventLog.factKey(e.stream, k))
-                try insert.run()
+    /// A fact's key within one batch.
+    private enum BatchKey: Hashable {
+        case reading(StreamID, String, String, Int64, String)
+        case sensor(String, String)
+        case fact(String, String)
+
+        static func keys(_ stream: StreamID, _ body: EventBody) -> [BatchKey] {
+            switch body {
+            case .reading(let r): return r.values.map { .reading(stream, r.source, r.sensor, r.time, $0.quantity) }
+            case .readingBlock(let b):
+                return b.rows.flatMap { row in row.values.map { .reading(stream, b.source, b.sensor, row.time, $0.quantity) } }
+            case .sensorRegistered(let s): return [.sensor(s.source, s.sensor)]
+            default: return body.projectionFactKey(stream: stream).map { [.fact($0.kind, $0.key)] } ?? []
             }
         }
-        // Below a full page, everything up to the newest row (fact or not) is indexed.
-        let top = events.count < limit ? (try db.scalarInt("SELECT coalesce(max(seq), 0) FROM events") ?? from)
-                                       : events.last!.0
-        let up = try db.cached("UPDATE meta SET value = ? WHERE key = 'facts_seq'")
-        try up.bind(1, max(top, from))
-        try up.run()
-        return events.count
     }
+}
 
-    /// 24 bytes: 8 of BLAKE2b(stream, group), the time big-endian (sign bit flipped so order is numeric),
-    /// 8 of BLAKE2b(item). Keys of one sensor sort by time, so importing a time series appends near the end
-    /// of each sensor's range instead of writing random pages of the index.
-    static func factKey(_ stream: StreamID, _ key: NaturalKey) -> [UInt8] {
-        var out = Array(Digest.blake2b(Array((stream.description + "\u{0}" + key.group).utf8), length: 16).prefix(8))
-        let t = UInt64(bitPattern: key.time) ^ (1 << 63)
-        for i in (0..<8).reversed() { out.append(UInt8(truncatingIfNeeded: t >> (8 * UInt64(i)))) }
-        out += Digest.blake2b(Array(key.item.utf8), length: 16).prefix(8)
+/// The values the projection holds for facts' keys, read once per batch (a bucket of readings, a sensor
+/// row, a fact row), with what the batch itself has written over them.
+private struct HeldFacts {
+    let log: EventLog
+    private var buckets: [BucketKey: [Int64: [String: Double]]] = [:]
+    private var sensors: [String: SensorRegistration?] = [:]
+    private var facts: [String: EventBody?] = [:]
+
+    init(log: EventLog) { self.log = log }
+
+    /// The values of `r` that are new or differ from what is held (non-finite values are never shown and not
+    /// kept), counting each fact; the batch then holds them.
+    mutating func changed(_ stream: StreamID, _ r: Reading, count: (EventLog.Outcome) -> Void) throws -> Reading {
+        let key = BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time))
+        if buckets[key] == nil { buckets[key] = try log.heldReadings(key) }
+        var out = r
+        out.values = []
+        for m in r.values where m.value.isFinite {
+            if let v = buckets[key]![r.time]?[m.quantity] {
+                if v.bitPattern == m.value.bitPattern { count(.duplicate); continue }
+                count(.updated)
+            } else {
+                count(.stored)
+            }
+            buckets[key]![r.time, default: [:]][m.quantity] = m.value
+            out.values.removeAll { $0.quantity == m.quantity }
+            out.values.append(m)
+        }
         return out
+    }
+
+    /// A registration merged over the one held (fields it leaves empty keep their value), and whether that
+    /// changes anything.
+    mutating func registration(_ s: SensorRegistration) throws -> (EventLog.Outcome, SensorRegistration) {
+        let k = s.source + "\u{0}" + s.sensor
+        if sensors[k] == nil { sensors[k] = .some(try log.heldSensor(source: s.source, sensor: s.sensor)) }
+        guard let current = sensors[k]! else {
+            sensors[k] = .some(s)
+            return (.stored, s)
+        }
+        var merged = s
+        if merged.latitude == nil { merged.latitude = current.latitude }
+        if merged.longitude == nil { merged.longitude = current.longitude }
+        if merged.timeZone == nil { merged.timeZone = current.timeZone }
+        if merged == current { return (.duplicate, current) }
+        sensors[k] = .some(merged)
+        return (.updated, merged)
+    }
+
+    /// A pollen forecast, daily temperature or biomarker reading against the one held for its key.
+    mutating func fact(_ stream: StreamID, _ body: EventBody) throws -> EventLog.Outcome {
+        guard let (kind, key) = body.projectionFactKey(stream: stream) else { return .stored }
+        let k = kind + "\u{0}" + key
+        if facts[k] == nil { facts[k] = .some(try log.heldFact(kind: kind, key: key)) }
+        let current = facts[k]!
+        facts[k] = .some(body)
+        guard let current else { return .stored }
+        return current == body ? .duplicate : .updated
+    }
+}
+
+extension EventLog {
+    /// The winning values of one bucket, by time and quantity (empty when none is held).
+    fileprivate func heldReadings(_ key: BucketKey) throws -> [Int64: [String: Double]] {
+        let q = try db.cached("SELECT data FROM proj_readings WHERE source = ? AND sensor = ? AND hour = ?")
+        defer { q.reset() }
+        try q.bind(1, key.source)
+        try q.bind(2, key.sensor)
+        try q.bind(3, key.hour)
+        guard let data = try q.first({ $0.blob(0) }) else { return [:] }
+        var out: [Int64: [String: Double]] = [:]
+        for row in try ReadingBucket(decoding: data).rows { out[row.time] = row.values }
+        return out
+    }
+
+    /// The registration the projection holds for a sensor.
+    fileprivate func heldSensor(source: String, sensor: String) throws -> SensorRegistration? {
+        let q = try db.cached("SELECT name, kind, latitude, longitude, time_zone FROM proj_sensors WHERE source = ? AND sensor = ?")
+        defer { q.reset() }
+        try q.bind(1, source)
+        try q.bind(2, sensor)
+        return try q.first { s in
+            SensorRegistration(sensor: sensor, name: s.text(0), source: source, kind: s.text(1),
+                               latitude: s.isNull(2) ? nil : s.double(2), longitude: s.isNull(3) ? nil : s.double(3),
+                               timeZone: s.isNull(4) ? nil : s.text(4))
+        }
+    }
+
+    /// The fact body the projection holds for (kind, key).
+    fileprivate func heldFact(kind: String, key: String) throws -> EventBody? {
+        let q = try db.cached("SELECT data FROM proj_facts WHERE kind = ? AND key = ?")
+        defer { q.reset() }
+        try q.bind(1, kind)
+        try q.bind(2, key)
+        guard let data = try q.first({ $0.blob(0) }) else { return nil }
+        return try Event(decoding: data).body()
     }
 }

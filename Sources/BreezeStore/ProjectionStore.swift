@@ -44,6 +44,18 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// Inside a write transaction the caller holds: applies every event after the checkpoint and moves it
+    /// (the projection's version must be current: `catchUpProjection` first rebuilds when it is not).
+    func catchUpInTransaction() throws {
+        while true {
+            let from = try db.cached("SELECT value FROM meta WHERE key = 'proj_seq'").first { $0.int(0) } ?? 0
+            var lookUpAll: Set<Int>? = nil
+            let (n, last) = try applyProjection(afterSeq: from, suffix: "", written: &lookUpAll)
+            guard n > 0 else { return }
+            try setMeta("proj_seq", last)
+        }
+    }
+
     /// Rebuilds the projection from the whole log into shadow tables, then swaps them in. Readers see the old
     /// tables until the swap commits.
     @discardableResult
@@ -122,7 +134,7 @@ extension EventLog {
                           + "is rebuilt from the log (which is intact) by the next command that reads it")
     }
 
-    private func setMeta(_ key: String, _ value: Int64) throws {
+    func setMeta(_ key: String, _ value: Int64) throws {
         let s = try db.cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)")
         try s.bind(1, key)
         try s.bind(2, value)
@@ -134,7 +146,7 @@ extension EventLog {
     ///
     /// `written`, given by a rebuild (whose shadow tables start empty and are its own), holds the buckets it
     /// has written: a bucket not in it need not be looked up. Catch-up passes nil and looks every one up.
-    private func applyProjection(afterSeq: Int64, suffix: String, written: inout Set<Int>?) throws -> (Int, Int64) {
+    func applyProjection(afterSeq: Int64, suffix: String, written: inout Set<Int>?) throws -> (Int, Int64) {
         // Readings go to hour buckets (`ReadingBucket`): this page's values are grouped per bucket first, then
         // each touched bucket is read once, merged and written once, in key order (B-tree locality).
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
@@ -162,17 +174,19 @@ extension EventLog {
         }
         func apply(_ e: Event) throws {
             // Readings, nearly every event, take the fast path: payload straight to a bucket group.
-            if let r = EventBody.readingValues(of: e) {
-                guard EventBody.type(e.type, belongsIn: e.stream), !r.values.isEmpty else { return }
-                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
-                    .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: r.values))
+            if let r = EventBody.readingRows(of: e) {
+                guard EventBody.type(e.type, belongsIn: e.stream) else { return }
+                for row in r.rows where !row.values.isEmpty {
+                    pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(row.time)), default: []]
+                        .append(ReadingBucket.Group(time: row.time, stamp: e.stamp, values: row.values))
+                }
                 return
             }
             guard EventBody.factTypes.contains(e.type), EventBody.type(e.type, belongsIn: e.stream),
                   let body = try? e.body() else { return }
             switch body {
-            case .reading:
-                return                                      // a reading `readingValues` refused does not decode either
+            case .reading, .readingBlock:
+                return                                      // a reading `readingRows` refused does not decode either
             case .sensorRegistered(let s):
                 upsertSensor.reset()
                 try upsertSensor.bind(1, s.source)

@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 4
+    static let current: Int64 = 5
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -67,6 +67,11 @@ enum Schema {
         // 3 -> 4: the facts projection (read models are computed from these tables; see ProjectionStore).
         projectionDDL(suffix: "") + """
         INSERT OR IGNORE INTO meta(key, value) VALUES ('proj_seq', 0), ('proj_version', 0);
+        """,
+        // 4 -> 5: imports compare facts with the projection (FactImport): the key index goes.
+        """
+        DROP TABLE IF EXISTS fact_keys;
+        DELETE FROM meta WHERE key = 'facts_seq';
         """,
     ]
 

@@ -61,7 +61,7 @@ struct InspectServerTests {
         let db = InspectFixture.database(dir)
         let p = InspectProcess(db: db)
         let favourite = InspectFixture.lastSeq(db, type: "favourite.add")
-        for until in [favourite - 1, favourite, 3000] {
+        for until in [favourite - 1, favourite, InspectFixture.lastSeq(db)] {
             let r = httpGet(port: p.port, "/api/screens?token=\(p.token)&until=\(until)")
             let screens = try #require((json(r.body) as? [String: Any])?["screens"] as? [String: [String: Any]])
             #expect(screens.count == 11)

@@ -155,7 +155,9 @@ struct InspectorPageTests {
         let p = InspectProcess(db: db)
         let page = try Chromium()
         try page.open(p.page())
-        for cut in [favourite - 1, 2500, favourite] {
+        // Before the favourite, halfway through the readings, and at it.
+        let middle = InspectFixture.lastSeq(db, type: "reading.block") / 2
+        for cut in [favourite - 1, max(2, middle), favourite] {
             try page.evaluate("(() => { const s = document.getElementById('scrub'); s.value = \(cut); s.dispatchEvent(new Event('input')); return ''; })()")
             #expect(try page.waitFor("document.documentElement.dataset.until == '\(cut)'", seconds: 10), "cut \(cut)")
             let sheet = Self.replay(db, until: cut, "sheet", try Self.options(page, "sheet"))

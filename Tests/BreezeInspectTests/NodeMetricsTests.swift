@@ -125,7 +125,7 @@ struct NodeMetricsTests {
             Double(InspectFixture.cli(["--db", db, "log", "--stream", stream, "--json"]).split(separator: "\n").count)
         }
         let publicEvents = count(a, "public"), anaEvents = count(a, "user:ana")
-        #expect(publicEvents > 700 && anaEvents == 3)
+        #expect(publicEvents > 5 && anaEvents == 3)      // pollen days, the monitor and its readings (in blocks)
 
         let nodeA = Node(db: a, ["--listen", "127.0.0.1:0"] + authority.nodeArguments(db: a), log: dir.file("a.log"))
         #expect(!nodeA.sync.isEmpty && nodeA.metricsPort > 0)

@@ -41,7 +41,7 @@ enum ScreensBench {
 
     static func city(sensors n: Int, hours: Int, repeats: Int, _ ctx: Context) throws(CLIError) -> CityResult {
         let dir = try BenchCommand.temporaryDirectory()
-        defer { _ = system("rm -rf '\(dir)'") }
+        defer { if getenv("BREEZE_BENCH_KEEP") == nil { _ = system("rm -rf '\(dir)'") } }
         let db = dir + "/city.db"
         let progress = { (s: String) in if ctx.console.isTerminal { ctx.console.progress(s) } }
         let end: Int64 = 1_750_000_000 - 1_750_000_000 % 3600     // an hour boundary
