@@ -20,6 +20,7 @@
 /// `Observation` is a `Sendable` value (hand it to any task); its iterator belongs to the one task that
 /// iterates it.
 public struct Observation<Value: Equatable & Sendable>: AsyncSequence, Sendable {
+    /// What each iteration yields: the observed value.
     public typealias Element = Value
 
     /// Registers a sink; returns what cancels the registration.

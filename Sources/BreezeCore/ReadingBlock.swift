@@ -38,8 +38,11 @@ public struct ReadingBlock: Hashable, Sendable {
         var byTime: [Int64: [String: Double]] = [:]
         var order: [Int64] = []
         for r in rows {
-            if byTime[r.time] == nil { order.append(r.time) }
-            for m in r.values { byTime[r.time, default: [:]][m.quantity] = m.value }
+            if byTime[r.time] == nil {
+                order.append(r.time)
+                byTime[r.time] = [:]
+            }
+            for m in r.values { byTime[r.time]![m.quantity] = m.value }
         }
         self.rows = order.sorted().compactMap { t in
             let v = byTime[t]!
@@ -80,7 +83,7 @@ public struct ReadingBlock: Hashable, Sendable {
     /// The quantities it names, sorted.
     var quantities: [String] { Array(Set(rows.flatMap { $0.values.map(\.quantity) })).sorted() }
 
-    /// `string source, string sensor, list<string> quantities, varint rows, rows of (varint time step, varint
+    /// `string source, string sensor, list<quantity> quantities (`QuantityCode`), varint rows, rows of (varint time step, varint
     /// mask, decimal value per set bit)`: the first step is the zigzag time, each next one the time minus the
     /// previous row's (at least 1).
     func encode(into w: inout ByteWriter) {
@@ -89,7 +92,7 @@ public struct ReadingBlock: Hashable, Sendable {
         for (i, q) in table.enumerated() { index[q] = i }
         w.string(source)
         w.string(sensor)
-        w.array(table) { w, q in w.string(q) }
+        w.array(table) { w, q in w.quantity(q) }
         w.varint(UInt64(rows.count))
         var previous: Int64?
         for r in rows {
@@ -109,7 +112,7 @@ public struct ReadingBlock: Hashable, Sendable {
         let n = try r.count(limit: r.remaining)
         guard n <= maxQuantities else { throw DecodingError.malformed("reading.block names \(n) quantities, more than \(maxQuantities)") }
         for _ in 0..<n {
-            let q = try r.string()
+            let q = try r.quantity()
             if let last = table.last, q <= last { throw DecodingError.malformed("reading.block quantities not sorted and distinct") }
             table.append(q)
         }

@@ -1,7 +1,7 @@
 import BreezeCore
 public import BreezeAirQuality
 
-/// How `proj_readings.agg` stores an `HourAggregate` (projection version 5): `varint count`, `varint first
+/// How `proj_readings.agg` stores an `HourAggregate` (projection version 5 and later): `varint count`, `varint first
 /// offset`, `varint last - first` (offsets from the hour's start), `list<(varint step, varint count)>`,
 /// `varint validPairs`, the pair sum and each of the five sums as `varint count` then, when the count is not
 /// 0, `decimal total`. About 20 bytes for an hour of a PurpleAir sensor.

@@ -10,13 +10,15 @@ import BreezeCore
 /// Values are kept grouped by the event that wrote them (`Group`: one time, one stamp, its quantities), so a
 /// reading's time and stamp are held and written once, not once per quantity.
 ///
-/// Canonical encoding (equal buckets have equal bytes; projection version 5): the quantities, sorted, as
-/// `list<string>`; the distinct stamps of its groups, ascending, as `list<(u64 hlc, u64 replica, varint
-/// epoch, varint counter)>` (an import writes an hour of a sensor in one event: one stamp); then
+/// Canonical encoding (equal buckets have equal bytes; projection version 6): the quantities, sorted, as
+/// `list<quantity>` (`QuantityCode`: one byte for a known name); the distinct stamps of its groups,
+/// ascending, as `list<(u64 hlc, u64 replica, varint epoch, varint counter)>` (an import writes an hour of a
+/// sensor in one event: one stamp); then
 /// `list<(varint time step, varint stamp index, list<(varint quantity index, decimal value)>)>`, groups
 /// sorted by (time, stamp), values by quantity, no empty group; the first group's step is its zigzag time,
 /// each next one's its time minus the previous group's, and values use `Decimal64` (2 or 3 bytes for a
-/// typical reading instead of 8). About 30 bytes for a reading of nine values, where version 4 took 100.
+/// typical reading instead of 8). About 30 bytes for a reading of nine values, where version 4 took 100;
+/// version 6 writes known quantity names as one byte (version 5 spelt them out in every hour).
 struct ReadingBucket: Sendable {
     /// The values one event wrote at one time (those that still win), in the event's order; a quantity
     /// given twice in one event counts once, with its last value (see `encoded`).
@@ -79,7 +81,7 @@ struct ReadingBucket: Sendable {
         stamps.sort()
         var w = ByteWriter(capacity: 8 + quantities.count * 16 + stamps.count * 24 + groups.count * (4 + 4 * quantities.count))
         w.varint(UInt64(quantities.count))
-        for q in quantities { w.string(q) }
+        for q in quantities { w.quantity(q) }
         w.varint(UInt64(stamps.count))
         for s in stamps {
             w.u64(s.hlc.rawValue)
@@ -160,7 +162,7 @@ struct ReadingBucket: Sendable {
         let n = try r.count(limit: r.remaining)
         var quantities: [String] = []
         quantities.reserveCapacity(n)
-        for _ in 0..<n { quantities.append(try r.string()) }
+        for _ in 0..<n { quantities.append(try r.quantity()) }
         let stampCount = try r.count(limit: r.remaining / 18)
         var stamps: [(hlc: UInt64, replica: UInt64, epoch: UInt64, counter: UInt64)] = []
         stamps.reserveCapacity(stampCount)

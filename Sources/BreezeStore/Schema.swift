@@ -86,7 +86,7 @@ enum Schema {
             agg BLOB NOT NULL,    -- HourAggregate of the winning values (what the screens' pipeline reads), before
                                   -- data so a query of aggregates does not read the bucket
             data BLOB NOT NULL,   -- ReadingBucket: per (time, quantity) in the hour, the winning value and its stamp
-            PRIMARY KEY(source, sensor, hour)) WITHOUT ROWID;   -- compact buckets (version 5) fit an index page
+            PRIMARY KEY(source, sensor, hour)) WITHOUT ROWID;   -- compact buckets (version 5 and later) fit an index page
         CREATE TABLE IF NOT EXISTS proj_facts\(suffix)(kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(kind, key)) WITHOUT ROWID;

@@ -29,6 +29,10 @@ struct CodecTests {
                                    values: [Measurement("pm25_cf1_a", 12.5), Measurement("pm25_cf1_b", 13.25),
                                             Measurement("temperature", -3.5), Measurement("humidity", 41)]))),
         (.public, .reading(Reading(source: "aqs", sensor: "370630099", time: -86400, values: []))),
+        (.public, .readingBlock(ReadingBlock(source: "purpleair", sensor: "131075", rows: [
+            .init(time: 1_698_000_000, values: [Measurement("pm25_cf1_a", 12.5), Measurement("a custom quantity", .pi)]),
+            .init(time: 1_698_000_120, values: [Measurement("humidity_housing", 41), Measurement("pm25_cf1_a", -0.0)]),
+        ]))),
         (.public, .pollenForecast(PollenForecast(latitude: 51.1657, longitude: 10.4515, regionCode: "DE", date: "2025-08-03",
             entries: [PollenEntry(code: "GRASS", displayName: "Grass", isPlant: false, inSeason: true, indexValue: 1,
                                   category: "Very Low", indexDescription: "People with very high allergy...",

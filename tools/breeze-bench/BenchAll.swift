@@ -20,6 +20,8 @@ enum BenchAll {
     struct Sizes {
         var append = 1_000_000, sync = 1_000_000, edits = 1000, projections = 500_000, importRows = 200_000
         var settings = 100_000, writers = 2000, events = 100_000
+        /// The cities of `screens` (sensors each; `--cities 2000,20000` adds the large one, about 6 minutes a run).
+        var cities = [2000]
     }
 
     /// The per-run JSON objects of each job (nil where that run failed), and the log of each failure.
@@ -57,6 +59,9 @@ enum BenchAll {
         sizes.settings = try BenchCommand.positive(a.options["settings-count"], "--settings-count", default: sizes.settings)
         sizes.writers = try BenchCommand.positive(a.options["writers"], "--writers", default: sizes.writers)
         sizes.events = try BenchCommand.positive(a.options["events-count"], "--events-count", default: sizes.events)
+        if let c = a.options["cities"] {
+            sizes.cities = try c.split(separator: ",").map { s throws(CLIError) in try BenchCommand.positive(String(s), "--cities", default: 2000) }
+        }
         let compare = a.options["no-compare"] == nil
         let scripts = a.options["scripts"] ?? "tools/bench"
         let python = a.options["python"] ?? (access(".build/bench-venv/bin/python", X_OK) == 0 ? ".build/bench-venv/bin/python" : "python3")
@@ -67,6 +72,7 @@ enum BenchAll {
             Job(name: "append", executable: nil, args: ["append", "--count", "\(sizes.append)", "--json"]),
             Job(name: "sync", executable: nil, args: ["sync", "--count", "\(sizes.sync)", "--json"]),
             Job(name: "live", executable: nil, args: ["live", "--edits", "\(sizes.edits)", "--json"]),
+            Job(name: "screens", executable: nil, args: ["screens", "--sensors", sizes.cities.map(String.init).joined(separator: ","), "--json"]),
             Job(name: "projections", executable: nil, args: ["projections", "--count", "\(sizes.projections)", "--json"]),
             Job(name: "import", executable: nil, args: ["import", "--count", "\(sizes.importRows)", "--json"]),
             Job(name: "settings", executable: nil, args: ["settings", "--count", "\(sizes.settings)",
@@ -133,10 +139,18 @@ enum BenchAll {
         }
     }
 
-    /// `bench import` reports a list (synthetic file, Troy batches): flattened to `synthetic*` and `troy*`.
+    /// `bench import` reports a list (synthetic file, Troy batches): flattened to `synthetic*` and `troy*`;
+    /// nested objects (`bench screens`: `city2000` -> `screens` -> `map (all)` -> `warmMs`) to their keys joined
+    /// by dots (`city2000.screens.map (all).warmMs`).
     static func flatten(_ d: [String: Any]) -> [String: Any] {
-        guard let list = d["results"] as? [Any] else { return d }
         var out = d
+        func nest(_ o: [String: Any], _ prefix: String) {
+            for (k, v) in o {
+                if let inner = v as? [String: Any] { nest(inner, prefix + k + ".") } else { out[prefix + k] = v }
+            }
+        }
+        for (k, v) in d { if let inner = v as? [String: Any] { nest(inner, k + ".") } }
+        guard let list = d["results"] as? [Any] else { return out }
         for (item, prefix) in zip(list, ["synthetic", "troy"]) {
             guard let o = item as? [String: Any] else { continue }
             out[prefix + "RowsPerSecond"] = o["rowsPerSecond"]

@@ -86,6 +86,20 @@ struct Report {
         out.append("| import, synthetic PurpleAir CSV (`bench import`) | \(n(sizes.importRows)) rows, 200 sensors, 9 values a row | "
             + "\(rate(r.median("import", "syntheticRowsPerSecond"))) rows/s (parse, de-duplicate, store) | | | "
             + "\(mib(r.median("import", "peakRSSMiB"))) |")
+        for c in sizes.cities {
+            let k = "city\(c)."
+            let screens = ["map (all)", "map (5 km box)", "sheet", "detail", "history", "nearby", "alerts", "widgets", "sources"]
+            out.append("| a city's screens (`screens`) | \(n(c)) PurpleAir sensors, 36 h of 10-minute rows (\(n(r.median("screens", k + "rows")))), warm median of 20 calls | "
+                + screens.map { "\($0) \(ms(r.median("screens", k + "screens.\($0).warmMs")))" }.joined(separator: ", ")
+                + "; first call after opening: map (all) \(ms(r.median("screens", k + "screens.map (all).coldMs"))) | | | |")
+            out.append("| a city's storage (`screens`) | the same \(n(r.median("screens", k + "rows"))) rows of 9 values, on disk with every index | "
+                + "\(f2(r.median("screens", k + "bytesPerRow"))) bytes per row; import \(rate(r.median("screens", k + "importRowsPerSecond"))) rows/s | "
+                + "plain SQLite table of the same rows: \(f2(r.median("screens", k + "rawBytesPerRow"))) bytes per row, "
+                + "\(rate(r.median("screens", k + "rawRowsPerSecond"))) rows/s | size \(ratio(r.median("screens", k + "sizeRatio"))), "
+                + "import rate \(ratio(r.median("screens", k + "importRateRatio"))) | |")
+            out.append("| one new reading to every screen's observer (`screens`) | \(n(c))-sensor city, 10 late readings, 8 observed screens | "
+                + "median \(ms(r.median("screens", k + "newReadingMedianMs"))), max \(ms(r.median("screens", k + "newReadingMaxMs"))) | | | |")
+        }
         if r.median("import", "troyRowsPerSecond") != nil {
             out.append("| import, real Troy NY batches (`bench import`) | \(n(Int(r.median("import", "troyRows") ?? 0))) rows in 29 overlapping files | "
                 + "\(rate(r.median("import", "troyRowsPerSecond"))) rows/s | | | (as above) |")
@@ -225,7 +239,7 @@ struct Report {
 
     private func goals(_ out: inout [String]) {
         let r = results
-        out.append("## Goals (issues 8 and 13)")
+        out.append("## Goals (issues 8, 13 and 14)")
         out.append("")
         // Per run: Breeze against the best of the others in that run.
         func best(_ key: String, run: Int, highest: Bool) -> (String, Double)? {
@@ -256,6 +270,22 @@ struct Report {
         let chain = r.median("live", "zModelP99Ms"), local = r.median("live", "localYieldP99Ms")
         out.append("| live edit across three replicas, p99 at most 5 ms | edit to z's observed sheet: \(ms(chain)) (to z's log: \(ms(r.median("live", "zLogP99Ms")))) | \(atMost(chain, 5)) |")
         out.append("| local commit to observer yield, p99 at most 2 ms | \(ms(local)) | \(atMost(local, 2)) |")
+        out.append("")
+        out.append("| goal (issue 14) | measured (median of runs) | met |")
+        out.append("|---|---|---|")
+        for c in sizes.cities {
+            let k = "city\(c)."
+            let map = r.median("screens", k + "screens.map (all).warmMs"), box = r.median("screens", k + "screens.map (5 km box).warmMs")
+            let nearby = r.median("screens", k + "screens.nearby.warmMs"), widgets = r.median("screens", k + "screens.widgets.warmMs")
+            let reading = r.median("screens", k + "newReadingMedianMs"), bytes = r.median("screens", k + "bytesPerRow")
+            if c <= 2000 { out.append("| map of \(n(c)) sensors at most 10 ms | \(ms(map)) | \(atMost(map, 10)) |") }
+            out.append("| map of a 5 km box in a \(n(c))-sensor city at most 10 ms | \(ms(box)) | \(atMost(box, 10)) |")
+            out.append("| nearby and widgets at most 5 ms (\(n(c)) sensors) | nearby \(ms(nearby)), widgets \(ms(widgets)) | \(atMost(max(nearby ?? .infinity, widgets ?? .infinity), 5)) |")
+            out.append("| one new reading to every screen's observer at most 5 ms (\(n(c)) sensors) | median \(ms(reading)) | \(atMost(reading, 5)) |")
+            out.append("| storage at most 150 bytes per 9-value row (\(n(c)) sensors) | \(f2(bytes)) | \(atMost(bytes, 150)) |")
+        }
+        let rebuild = r.median("projections", "ratio")
+        out.append("| projection rebuild at least 0.5 of a raw decoded scan | \(ratio(rebuild)) | \(met(rebuild, 0.5)) |")
         out.append("")
         var causes: [String] = []
         if let b = bytes, b < 1 {

@@ -47,7 +47,8 @@ enum ScreensBench {
         let end: Int64 = 1_750_000_000 - 1_750_000_000 % 3600     // an hour boundary
         let start = end - Int64(hours) * 3600
         var rows = 0
-        var importSeconds = 0.0
+        var importSeconds = 0.0, rawSeconds = 0.0
+        let rawDB = dir + "/raw.db"
         do {
             var o = EventLog.Options()
             o.durability = ctx.durability
@@ -62,7 +63,19 @@ enum ScreensBench {
             var g = ReadingGenerator()
             var batch: [(StreamID, EventBody)] = []
             batch.reserveCapacity(10_000)
-            let t0 = monotonicSeconds()
+            // The baseline, in the same run: the same rows in a plain SQLite table (`RawReadingTable`).
+            let raw = try RawReadingTable(path: rawDB, columns: 9)
+            var rawBatch: [(source: String, sensor: String, time: Int64, values: [Double?])] = []
+            func store() throws {
+                let t0 = monotonicSeconds()
+                _ = try log.appendFacts(batch)
+                let t1 = monotonicSeconds()
+                try raw.insert(rawBatch)
+                rawSeconds += monotonicSeconds() - t1
+                importSeconds += t1 - t0
+                batch.removeAll(keepingCapacity: true)
+                rawBatch.removeAll(keepingCapacity: true)
+            }
             // Time-major, as a feed delivers it: every sensor's row of one 10-minute slot, then the next slot.
             var t = start
             while t < end {
@@ -70,24 +83,26 @@ enum ScreensBench {
                     let base = 3 + Double((i * 7919) % 40) * (1 + 0.3 * sin(Double(t - start) / 20_000))
                     let pa = (base + g.random() * 2).rounded(toPlaces: 2), pb = (base + g.random() * 2).rounded(toPlaces: 2)
                     let tempF = (55 + g.random() * 20).rounded(toPlaces: 0), hum = (40 + g.random() * 30).rounded(toPlaces: 0)
-                    batch.append((.public, .reading(Reading(source: "purpleair", sensor: String(200_000 + i), time: t + Int64(i % 600), values: [
+                    let values = [
                         Measurement("pm25_alt_a", (pa * 0.6).rounded(toPlaces: 1)), Measurement("pm25_alt_b", (pb * 0.6).rounded(toPlaces: 1)),
                         Measurement("pm25_atm_a", pa), Measurement("pm25_atm_b", pb),
                         Measurement("pm25_cf1_a", pa), Measurement("pm25_cf1_b", pb),
                         Measurement("temperature_housing", (tempF - 32) * 5 / 9), Measurement("humidity_housing", hum),
                         Measurement("pressure", (1000 + g.random() * 30).rounded(toPlaces: 2)),
-                    ]))))
+                    ]
+                    let sensor = String(200_000 + i), time = t + Int64(i % 600)
+                    batch.append((.public, .reading(Reading(source: "purpleair", sensor: sensor, time: time, values: values))))
+                    rawBatch.append(("purpleair", sensor, time, values.map(\.value)))
                     rows += 1
                     if batch.count == 10_000 {
-                        _ = try log.appendFacts(batch)
-                        batch.removeAll(keepingCapacity: true)
+                        try store()
                         progress("city of \(n): \(rows) rows")
                     }
                 }
                 t += 600
             }
-            if !batch.isEmpty { _ = try log.appendFacts(batch) }
-            importSeconds = monotonicSeconds() - t0
+            if !batch.isEmpty { try store() }
+            raw.close()
             progress("city of \(n): projecting")
             try log.catchUpProjection()
             _ = try log.pageSize()
@@ -95,6 +110,7 @@ enum ScreensBench {
         // The database's size once its write-ahead log is checkpointed into it.
         _ = system("sqlite3 '\(db)' 'PRAGMA wal_checkpoint(TRUNCATE)' > /dev/null 2>&1")
         let bytes = fileSize(db) + fileSize(db + "-wal")
+        let rawBytes = fileSize(rawDB) + fileSize(rawDB + "-wal")
         // Screens, through the library.
         var timings: [(String, Double, Double)] = []
         // The sensor at the middle of the city: the user's favourite, the selected one, the one that gets the new
@@ -171,7 +187,10 @@ enum ScreensBench {
         } catch let e as CLIError { throw e } catch { throw .failure("bench screens: observers: \(error)") }
         var lines = ["screens benchmark: a city of \(n) sensors, \(hours) h of 10-minute rows (\(rows) rows of 9 values)",
                      "  import (appendFacts) \(BenchCommand.fmt(Double(rows) / importSeconds)) rows/s; on disk \(BenchCommand.fmt(Double(bytes))) bytes, "
-                        + "\(BenchCommand.fmt2(Double(bytes) / Double(rows))) bytes per row (goal <= 150)"]
+                        + "\(BenchCommand.fmt2(Double(bytes) / Double(rows))) bytes per row (goal <= 150)",
+                     "  baseline, same rows in a plain SQLite table (RawReadingTable): \(BenchCommand.fmt(Double(rows) / rawSeconds)) rows/s, "
+                        + "\(BenchCommand.fmt2(Double(rawBytes) / Double(rows))) bytes per row; Breeze / baseline: import rate "
+                        + "\(BenchCommand.fmt2(rawSeconds / importSeconds)), size \(BenchCommand.fmt2(Double(bytes) / Double(rawBytes)))"]
         for (name, cold, warm) in timings {
             lines.append("  \(pad(name, 16)) first \(BenchCommand.fmt2(cold)) ms, then median \(BenchCommand.fmt2(warm)) ms")
         }
@@ -181,6 +200,10 @@ enum ScreensBench {
             ("sensors", .int(Int64(n))), ("rows", .int(Int64(rows))), ("bytes", .int(Int64(bytes))),
             ("bytesPerRow", .double(LiveBench.round2(Double(bytes) / Double(rows)))),
             ("importRowsPerSecond", .double((Double(rows) / importSeconds).rounded())),
+            ("rawBytesPerRow", .double(LiveBench.round2(Double(rawBytes) / Double(rows)))),
+            ("rawRowsPerSecond", .double((Double(rows) / rawSeconds).rounded())),
+            ("sizeRatio", .double(LiveBench.round2(Double(bytes) / Double(rawBytes)))),
+            ("importRateRatio", .double(LiveBench.round2(rawSeconds / importSeconds))),
             ("screens", .object(timings.map { ($0.0, .object([("coldMs", .double(LiveBench.round2($0.1))), ("warmMs", .double(LiveBench.round2($0.2)))])) })),
             ("newReadingMedianMs", .double(LiveBench.round2(LiveBench.percentile(newReading, 0.5)))),
             ("newReadingMaxMs", .double(LiveBench.round2(newReading.max() ?? 0))),
