@@ -55,27 +55,93 @@ public struct HourAggregate: Equatable, Sendable {
 
     /// Sums up the readings of one hour, given in time order (distinct times, all in `[hour, hour + 3600)`).
     public init(hour: Int64, readings: [(time: Int64, values: [String: Double])]) {
-        self.hour = hour
-        count = readings.count
-        firstTime = readings.first?.time ?? hour
-        lastTime = readings.last?.time ?? hour
-        var stepCounts: [Int64: Int] = [:]
-        for (a, b) in zip(readings, readings.dropFirst()) where b.time > a.time { stepCounts[b.time - a.time, default: 0] += 1 }
-        steps = stepCounts.keys.sorted().map { Step(seconds: $0, count: stepCounts[$0]!) }
-        validPairs = 0
-        pairSum = 0
-        humidityHousing = Sum(); temperatureHousing = Sum(); pm25 = Sum(); temperature = Sum(); humidity = Sum()
+        var b = Builder(hour: hour)
         for r in readings {
-            if let mean = PurpleAirChannels(a: r.values[HourAggregate.channelA], b: r.values[HourAggregate.channelB]).average {
-                validPairs += 1
-                pairSum += mean
-            }
-            humidityHousing.add(r.values["humidity_housing"])
-            temperatureHousing.add(r.values["temperature_housing"])
-            pm25.add(r.values["pm25"])
-            temperature.add(r.values["temperature"])
-            humidity.add(r.values["humidity"])
+            var row = Row(time: r.time)
+            for (q, v) in r.values { row.set(q, v) }
+            b.add(row)
         }
+        self = b.aggregate
+    }
+
+    /// The values of one reading time that the aggregate reads (the rest are ignored).
+    public struct Row: Sendable {
+        public var time: Int64
+        var a: Double?, b: Double?, humidityHousing: Double?, temperatureHousing: Double?, pm25: Double?,
+            temperature: Double?, humidity: Double?
+        public init(time: Int64) { self.time = time }
+        /// The quantities it reads.
+        public enum Field: Sendable {
+            case a, b, humidityHousing, temperatureHousing, pm25, temperature, humidity
+            /// The field of `quantity`, nil for a quantity the aggregate does not read.
+            public init?(quantity: String) {
+                switch quantity {
+                case HourAggregate.channelA: self = .a
+                case HourAggregate.channelB: self = .b
+                case "humidity_housing": self = .humidityHousing
+                case "temperature_housing": self = .temperatureHousing
+                case "pm25": self = .pm25
+                case "temperature": self = .temperature
+                case "humidity": self = .humidity
+                default: return nil
+                }
+            }
+        }
+
+        /// Sets the value of `quantity` (a later value of a quantity replaces an earlier one).
+        public mutating func set(_ quantity: String, _ value: Double) {
+            if let f = Field(quantity: quantity) { set(f, value) }
+        }
+
+        /// Sets the value of a field.
+        public mutating func set(_ field: Field, _ value: Double) {
+            switch field {
+            case .a: a = value
+            case .b: b = value
+            case .humidityHousing: humidityHousing = value
+            case .temperatureHousing: temperatureHousing = value
+            case .pm25: pm25 = value
+            case .temperature: temperature = value
+            case .humidity: humidity = value
+            }
+        }
+    }
+
+    /// Sums up an hour's rows one at a time, in time order (distinct times in the hour), without holding
+    /// them: what the projection uses to sum a bucket straight from its values.
+    public struct Builder: Sendable {
+        var value: HourAggregate
+        var previous: Int64?
+        public init(hour: Int64) {
+            value = HourAggregate(hour: hour, count: 0, firstTime: hour, lastTime: hour, steps: [], validPairs: 0, pairSum: 0,
+                                  humidityHousing: Sum(), temperatureHousing: Sum(), pm25: Sum(), temperature: Sum(), humidity: Sum())
+        }
+        /// Adds the next row.
+        public mutating func add(_ r: Row) {
+            if value.count == 0 { value.firstTime = r.time }
+            value.lastTime = r.time
+            value.count += 1
+            if let p = previous, r.time > p {
+                let step = r.time - p
+                if let i = value.steps.firstIndex(where: { $0.seconds >= step }) {
+                    if value.steps[i].seconds == step { value.steps[i].count += 1 } else { value.steps.insert(Step(seconds: step, count: 1), at: i) }
+                } else {
+                    value.steps.append(Step(seconds: step, count: 1))
+                }
+            }
+            previous = r.time
+            if let mean = PurpleAirChannels(a: r.a, b: r.b).average {
+                value.validPairs += 1
+                value.pairSum += mean
+            }
+            value.humidityHousing.add(r.humidityHousing)
+            value.temperatureHousing.add(r.temperatureHousing)
+            value.pm25.add(r.pm25)
+            value.temperature.add(r.temperature)
+            value.humidity.add(r.humidity)
+        }
+        /// The aggregate of the rows added so far.
+        public var aggregate: HourAggregate { value }
     }
 
     /// The readings of a time series (in time order) summed up per clock hour, by hour.

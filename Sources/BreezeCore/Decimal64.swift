@@ -12,6 +12,20 @@ public enum Decimal64 {
     /// The `(m, k)` of the shortest exact decimal form, or nil.
     static func decimal(_ v: Double) -> (mantissa: Int64, exponent: Int)? {
         guard v.isFinite, v.bitPattern != (-0.0).bitPattern else { return nil }
+        // Most values that have no short form (a computed mean, a random double) are told in one step instead
+        // of seven: if |v| * 10^6 < 2^50 and the form with k = 6 fails, every smaller k fails too. For if
+        // v = fl(m / 10^k) with k < 6, then N = m * 10^(6-k) is an integer below 2^50 (exact in a double) and
+        // fl(N / 10^6) = v, both being the double nearest to the same rational; and fl(v * 10^6) lies within
+        // N * 2^-53 + ulp(N) / 2 < 1/8 + 1/8 of N, so it rounds to N and the k = 6 test would have passed.
+        // `Decimal64Tests.theEarlyRejectAgreesWithTheFullSearch` checks it on many values.
+        let scaled6 = v * 1_000_000
+        if abs(scaled6) < 1_125_899_906_842_624, (scaled6.rounded() / 1_000_000).bitPattern != v.bitPattern { return nil }   // 2^50
+        return fullSearch(v)
+    }
+
+    /// The shortest form by trying every `k` from 0 (what `decimal` computes, without its early reject).
+    static func fullSearch(_ v: Double) -> (mantissa: Int64, exponent: Int)? {
+        guard v.isFinite, v.bitPattern != (-0.0).bitPattern else { return nil }
         for k in 0..<powers.count {
             let scaled = v * powers[k]
             guard abs(scaled) < 9_007_199_254_740_992 else { return nil }   // 2^53: integers stay exact

@@ -170,9 +170,12 @@ public enum EventBody: Hashable, Sendable {
         readingValues(type: e.type, version: e.schemaVersion, reader: e.payloadReader)
     }
 
+    /// `knownTypes["reading"]`, without the look-up on the projection's path.
+    private static let readingVersion = knownTypes["reading"]!
+
     private static func readingValues(type: String, version: UInt16, reader: ByteReader)
         -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
-        guard type == "reading", knownTypes[type] == version else { return nil }
+        guard type == "reading", version == readingVersion else { return nil }
         var r = reader
         do throws(DecodingError) {
             let source = try r.string(), sensor = try r.string(), time = try r.zigzag()

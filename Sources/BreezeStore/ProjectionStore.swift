@@ -18,6 +18,10 @@ extension EventLog {
     public static let projectionVersion: Int64 = 6
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
+    /// Events per transaction of a rebuild: larger, since its shadow tables have no reader to wait for it and
+    /// fewer chunks mean fewer hours written twice (an hour whose readings straddle two chunks is read back,
+    /// merged and written again).
+    static let rebuildChunk = 100_000
 
     /// Applies every event after the checkpoint (rebuilding first if the projection code changed). Returns
     /// how many events were applied.
@@ -141,7 +145,7 @@ extension EventLog {
         try s.run()
     }
 
-    /// Applies up to `projectionChunk` events after `afterSeq` to the tables with `suffix`; returns how many
+    /// Applies up to `projectionChunk` (a rebuild: `rebuildChunk`) events after `afterSeq` to the tables with `suffix`; returns how many
     /// rows were read and the last sequence number.
     ///
     /// `written`, given by a rebuild (whose shadow tables start empty and are its own), holds the buckets it
@@ -174,6 +178,13 @@ extension EventLog {
         }
         func apply(_ e: Event) throws {
             // Readings, nearly every event, take the fast path: payload straight to a bucket group.
+            if let r = EventBody.readingValues(of: e) {
+                // A reading belongs in `public` (`EventBody.type(_:belongsIn:)`), checked without its table look-up.
+                guard case .public = e.stream, !r.values.isEmpty else { return }
+                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
+                    .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: r.values))
+                return
+            }
             if let r = EventBody.readingRows(of: e) {
                 guard EventBody.type(e.type, belongsIn: e.stream) else { return }
                 for row in r.rows where !row.values.isEmpty {
@@ -214,7 +225,7 @@ extension EventLog {
             try apply(row.event)
             count += 1
             last = row.seq
-            return count < EventLog.projectionChunk
+            return count < (written == nil ? EventLog.projectionChunk : EventLog.rebuildChunk)
         }
         guard count > 0 else { return (0, afterSeq) }
         for key in pending.keys.sorted() {
@@ -232,8 +243,9 @@ extension EventLog {
             try writeBucket.bind(2, key.sensor)
             try writeBucket.bind(3, key.hour)
             let bucket = ReadingBucket(merging: groups)
-            try writeBucket.bind(4, HourAggregate(hour: key.hour * 3600, readings: bucket.rows).encoded)
-            try writeBucket.bind(5, bucket.encoded)
+            let (bytes, aggregate) = bucket.encodedWithAggregate(hour: key.hour * 3600)
+            try writeBucket.bind(4, aggregate.encoded)
+            try writeBucket.bind(5, bytes)
             try writeBucket.run()
         }
         return (count, last)
@@ -394,4 +406,11 @@ struct BucketKey: Hashable, Comparable {
     let hour: Int64
 
     static func < (a: BucketKey, b: BucketKey) -> Bool { (a.source, a.sensor, a.hour) < (b.source, b.sensor, b.hour) }
+
+    /// The sensor and the hour tell buckets apart well enough: hashing the source too (nearly always the same
+    /// few) would only cost time on every reading a page holds.
+    func hash(into h: inout Hasher) {
+        h.combine(sensor)
+        h.combine(hour)
+    }
 }

@@ -1,4 +1,5 @@
 import BreezeCore
+import BreezeAirQuality
 
 /// The readings of one sensor in one clock hour (a row of `proj_readings`): for every (time, quantity), the
 /// value of the event with the greatest stamp (HLC, then origin, epoch, counter), so merging buckets is
@@ -74,12 +75,37 @@ struct ReadingBucket: Sendable {
     }
 
     /// The canonical bytes.
-    var encoded: [UInt8] {
+    var encoded: [UInt8] { encoded(aggregating: nil).bytes }
+
+    /// The canonical bytes and, for `hour`, the `HourAggregate` of the winning values, in one pass over the
+    /// groups (what the projection writes for a bucket).
+    func encodedWithAggregate(hour: Int64) -> (bytes: [UInt8], aggregate: HourAggregate) {
+        let (bytes, aggregate) = encoded(aggregating: hour)
+        return (bytes, aggregate!)
+    }
+
+    private func encoded(aggregating hour: Int64?) -> (bytes: [UInt8], aggregate: HourAggregate?) {
+        var builder = hour.map { HourAggregate.Builder(hour: $0) }
+        var row = HourAggregate.Row(time: groups.first?.time ?? 0)
         let quantities = quantityTable
-        var stamps: [Stamp] = []
-        for g in groups where !stamps.contains(g.stamp) { stamps.append(g.stamp) }
+        // Distinct stamps, ascending (a rebuild gives each group its own: sorted once, then found by bisection).
+        var stamps = groups.map(\.stamp)
         stamps.sort()
-        var w = ByteWriter(capacity: 8 + quantities.count * 16 + stamps.count * 24 + groups.count * (4 + 4 * quantities.count))
+        var distinct = 0
+        for s in stamps where distinct == 0 || stamps[distinct - 1] != s {
+            stamps[distinct] = s
+            distinct += 1
+        }
+        stamps.removeLast(stamps.count - distinct)
+        func stampIndex(_ s: Stamp) -> Int {
+            var lo = 0, hi = stamps.count - 1
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if stamps[mid] < s { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+        var w = ByteWriter(capacity: 8 + quantities.count * 2 + stamps.count * 24 + groups.count * (4 + 4 * quantities.count))
         w.varint(UInt64(quantities.count))
         for q in quantities { w.quantity(q) }
         w.varint(UInt64(stamps.count))
@@ -92,39 +118,80 @@ struct ReadingBucket: Sendable {
         w.varint(UInt64(groups.count))
         var indexed: [(index: Int, value: Double)] = []
         var previous: Int64?
+        var lastNames: [String] = [], lastOrder: [(index: Int, position: Int)] = [], lastFields: [HourAggregate.Row.Field?] = []
         for g in groups {
-            ReadingBucket.canonical(g, quantities, into: &indexed)
+            // Groups of one sensor usually list the same quantities in the same order: their canonical order
+            // (index in `quantities`, then position in the group) and the aggregate's field of each are worked
+            // out once and reused.
+            if g.values.count == lastNames.count, ReadingBucket.sameNames(g.values, lastNames) {
+                indexed.removeAll(keepingCapacity: true)
+                for o in lastOrder { indexed.append((o.index, g.values[o.position].value)) }
+            } else {
+                ReadingBucket.canonical(g, quantities, into: &indexed, order: &lastOrder)
+                lastNames = g.values.map(\.quantity)
+                lastFields = lastNames.map(HourAggregate.Row.Field.init(quantity:))
+            }
             if let p = previous { w.varint(UInt64(g.time - p)) } else { w.zigzag(g.time) }
+            if builder != nil {
+                // The aggregate's row of a time gathers the values of every group at that time.
+                if previous != nil, g.time != row.time {
+                    builder!.add(row)
+                    row = HourAggregate.Row(time: g.time)
+                }
+                for (i, v) in g.values.enumerated() { if let f = lastFields[i] { row.set(f, v.value) } }
+            }
             previous = g.time
-            w.varint(UInt64(stamps.count == 1 ? 0 : stamps.firstIndex(of: g.stamp)!))
+            w.varint(UInt64(stamps.count == 1 ? 0 : stampIndex(g.stamp)))
             w.varint(UInt64(indexed.count))
             for v in indexed {
                 w.varint(UInt64(v.index))
                 w.decimal(v.value)
             }
         }
-        return w.bytes
+        if builder != nil, !groups.isEmpty { builder!.add(row) }
+        return (w.bytes, builder?.aggregate)
     }
 
-    /// The bucket's quantities, sorted. A handful per sensor: a small array beats hashing.
+    /// The bucket's quantities, sorted. A handful per sensor: a small array beats hashing, and a group naming the
+    /// same quantities as the one before it adds nothing.
     private var quantityTable: [String] {
         var quantities: [String] = []
-        for g in groups { for v in g.values where !quantities.contains(v.quantity) { quantities.append(v.quantity) } }
+        var previous: [(quantity: String, value: Double)] = []
+        for g in groups {
+            if g.values.count == previous.count, ReadingBucket.sameNames(g.values, previous.map(\.quantity)) { continue }
+            for v in g.values where !quantities.contains(v.quantity) { quantities.append(v.quantity) }
+            previous = g.values
+        }
         quantities.sort()
         return quantities
     }
 
+    /// True when `values` name `names`, in that order (the caller has compared the counts).
+    private static func sameNames(_ values: [(quantity: String, value: Double)], _ names: [String]) -> Bool {
+        for i in values.indices where values[i].quantity != names[i] { return false }
+        return true
+    }
+
     /// A group's values as (index in `quantities`, value), sorted by index, the last of a repeated quantity
-    /// kept: the canonical order, whatever order the event listed them in.
-    private static func canonical(_ g: Group, _ quantities: [String], into out: inout [(index: Int, value: Double)]) {
-        out.removeAll(keepingCapacity: true)
-        for v in g.values {
+    /// kept: the canonical order, whatever order the event listed them in. `order` receives, for each output
+    /// value, its index and its position in the group.
+    private static func canonical(_ g: Group, _ quantities: [String], into out: inout [(index: Int, value: Double)],
+                                  order: inout [(index: Int, position: Int)]) {
+        order.removeAll(keepingCapacity: true)
+        for (position, v) in g.values.enumerated() {
             let index = quantities.firstIndex(of: v.quantity)!
             // Insertion sort: a reading has a handful of quantities.
-            var i = out.count
-            while i > 0, out[i - 1].index > index { i -= 1 }
-            if i > 0, out[i - 1].index == index { out[i - 1].value = v.value } else { out.insert((index, v.value), at: i) }
+            var i = order.count
+            while i > 0, order[i - 1].index > index { i -= 1 }
+            if i > 0, order[i - 1].index == index { order[i - 1].position = position } else { order.insert((index, position), at: i) }
         }
+        out.removeAll(keepingCapacity: true)
+        for o in order { out.append((o.index, g.values[o.position].value)) }
+    }
+
+    private static func canonical(_ g: Group, _ quantities: [String], into out: inout [(index: Int, value: Double)]) {
+        var order: [(index: Int, position: Int)] = []
+        canonical(g, quantities, into: &out, order: &order)
     }
 
     /// Every (time, quantity) value with its stamp, sorted by time then quantity (for tests and tools).
@@ -147,6 +214,24 @@ struct ReadingBucket: Sendable {
             for v in g.values { out[out.count - 1].values[v.quantity] = v.value }
         }
         return out
+    }
+
+    /// The hour's `HourAggregate` of the winning values, summed straight from the groups (the same sums, in the
+    /// same order, as `HourAggregate(hour:readings: rows)`, without a dictionary per time).
+    func aggregate(hour: Int64) -> HourAggregate {
+        var builder = HourAggregate.Builder(hour: hour)
+        var i = 0
+        while i < groups.count {
+            var row = HourAggregate.Row(time: groups[i].time)
+            var j = i
+            while j < groups.count, groups[j].time == row.time {
+                for v in groups[j].values { row.set(v.quantity, v.value) }
+                j += 1
+            }
+            builder.add(row)
+            i = j
+        }
+        return builder.aggregate
     }
 
     /// Per (time, quantity), the value with the greater stamp.

@@ -336,6 +336,23 @@ struct Decimal64Tests {
         }
     }
 
+    @Test func theEarlyRejectAgreesWithTheFullSearch() {
+        var rng = SeededRandom(seed: 5050)
+        var values: [Double] = [0.1, 0.3, 1e-6, 1.5e-6, 1e-7, 123456.789012, 1_125_899_906.842624, 1_125_899_906.8426241,
+                                9_007_199_254.740991, 4503599627.370496]
+        for _ in 0..<200_000 {
+            values.append(Double(bitPattern: rng.next()))
+            let k = Int.random(in: 0...7, using: &rng)
+            let m = Double(Int64.random(in: -(1 << 52)...(1 << 52), using: &rng) >> Int64.random(in: 0...52, using: &rng))
+            values.append(m / [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000][k])
+            values.append(Double(Int.random(in: -1_000_000...1_000_000, using: &rng)) / 1000 * 3)
+        }
+        for v in values {
+            let fast = Decimal64.decimal(v), full = Decimal64.fullSearch(v)
+            #expect(fast?.mantissa == full?.mantissa && fast?.exponent == full?.exponent, "\(v): \(String(describing: fast)) vs \(String(describing: full))")
+        }
+    }
+
     @Test func typicalReadingsTakeAFewBytes() throws {
         #expect(try Self.roundTrip(4.53).1 == 2 && Self.roundTrip(12.34).1 == 3 && Self.roundTrip(45).1 == 2 && Self.roundTrip(1013.25).1 == 3)
         #expect(try Self.roundTrip(0).1 == 1 && Self.roundTrip(.pi).1 == 9 && Self.roundTrip(-0.0).1 == 9)

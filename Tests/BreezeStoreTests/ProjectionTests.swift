@@ -1,5 +1,6 @@
 import Testing
 import BreezeCore
+import BreezeAirQuality
 @testable import BreezeStore
 
 /// The facts projection: incremental catch-up from checkpoints equals a full rebuild, whatever the order in
@@ -171,6 +172,51 @@ struct ReadingBucketTests {
         #expect(out.map(\.time) == [7320])
         #expect(try ReadingBucket.latestTime(abc.encoded, atOrBefore: 7300) == 7200)
         #expect(try ReadingBucket.latestTime(abc.encoded, atOrBefore: 7199) == nil)
+    }
+
+    /// Random buckets: whatever the order the groups are merged in, the bytes are the same, the winning value of
+    /// each (time, quantity) is the one of the greatest stamp that wrote it (the last of a quantity repeated in
+    /// one event), decoding gives back the same bytes, and the aggregate summed while encoding equals the one
+    /// summed from the rows and the one summed from the groups.
+    @Test func randomBucketsEncodeCanonicallyAndAggregateAlike() throws {
+        var rng = SeededRandom(seed: 6060)
+        let names = ["pm25_cf1_a", "pm25_cf1_b", "humidity_housing", "temperature_housing", "pm25", "temperature", "humidity",
+                     "pressure", "a custom one"]
+        for _ in 0..<300 {
+            let hour: Int64 = 1_698_000_000 / 3600
+            var raw: [ReadingBucket.Group] = []
+            for i in 0..<Int.random(in: 1...40, using: &rng) {      // distinct stamps: one event each
+                let values = (0..<Int.random(in: 1...5, using: &rng)).map { _ in
+                    (quantity: names.randomElement(using: &rng)!, value: Double(Int.random(in: -50...600, using: &rng)) / 4)
+                }
+                raw.append(ReadingBucket.Group(time: hour * 3600 + Int64(Int.random(in: 0...12, using: &rng)) * 300,
+                                               stamp: st(UInt64.random(in: 1...6, using: &rng), UInt64(i + 1),
+                                                         replica: UInt64.random(in: 1...2, using: &rng)),
+                                               values: values))
+            }
+            // The reference: per (time, quantity), the value of the greatest stamp (a stamp's later value of a
+            // quantity replacing its earlier one).
+            var expected: [String: (Stamp, Double)] = [:]
+            for g in raw {
+                var own: [String: Double] = [:]
+                for v in g.values { own[v.quantity] = v.value }
+                for (q, v) in own {
+                    let k = "\(g.time) \(q)"
+                    if let (s, _) = expected[k], s > g.stamp { continue }
+                    expected[k] = (g.stamp, v)
+                }
+            }
+            let bucket = ReadingBucket(merging: raw)
+            let shuffled = ReadingBucket(merging: raw.shuffled(using: &rng))
+            #expect(bucket.encoded == shuffled.encoded)
+            #expect(try ReadingBucket(decoding: bucket.encoded).encoded == bucket.encoded)
+            #expect(Dictionary(uniqueKeysWithValues: bucket.entries.map { ("\($0.time) \($0.quantity)", $0.value) })
+                    == expected.mapValues { $0.1 })
+            let (bytes, aggregate) = bucket.encodedWithAggregate(hour: hour * 3600)
+            #expect(bytes == bucket.encoded)
+            #expect(aggregate == bucket.aggregate(hour: hour * 3600))
+            #expect(aggregate == HourAggregate(hour: hour * 3600, readings: bucket.rows))
+        }
     }
 
     @Test func hoursUseFloorDivisionAcrossZero() {
