@@ -173,22 +173,39 @@ public enum EventBody: Hashable, Sendable {
     /// `knownTypes["reading"]`, without the look-up on the projection's path.
     private static let readingVersion = knownTypes["reading"]!
 
+    /// `readingValues(of:)` with the values put in `values` (emptied first, its storage kept): a caller that
+    /// reads many events reuses one buffer instead of allocating an array per event.
+    public static func readingValues(of e: Event, into values: inout [(quantity: String, value: Double)])
+        -> (source: String, sensor: String, time: Int64)? {
+        readingValues(type: e.type, version: e.schemaVersion, reader: e.payloadReader, into: &values)
+    }
+
     private static func readingValues(type: String, version: UInt16, reader: ByteReader)
         -> (source: String, sensor: String, time: Int64, values: [(quantity: String, value: Double)])? {
+        var values: [(quantity: String, value: Double)] = []
+        guard let h = readingValues(type: type, version: version, reader: reader, into: &values) else { return nil }
+        return (h.source, h.sensor, h.time, values)
+    }
+
+    private static func readingValues(type: String, version: UInt16, reader: ByteReader,
+                                      into values: inout [(quantity: String, value: Double)]) -> (source: String, sensor: String, time: Int64)? {
+        values.removeAll(keepingCapacity: true)
         guard type == "reading", version == readingVersion else { return nil }
         var r = reader
         do throws(DecodingError) {
             let source = try r.string(), sensor = try r.string(), time = try r.zigzag()
             let n = try r.count(limit: r.remaining)
-            var values: [(quantity: String, value: Double)] = []
             values.reserveCapacity(n)
             for _ in 0..<n {
                 let quantity = try r.string(), value = try r.f64()
                 if value.isFinite { values.append((quantity, value)) }
             }
             try r.expectEnd(type)
-            return (source, sensor, time, values)
-        } catch { return nil }
+            return (source, sensor, time)
+        } catch {
+            values.removeAll(keepingCapacity: true)
+            return nil
+        }
     }
 
     /// Decodes a payload. Unknown types and versions give `.unknown`; a known type whose payload does not

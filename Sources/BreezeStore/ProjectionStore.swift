@@ -155,7 +155,8 @@ extension EventLog {
         // each touched bucket is read once, merged and written once, in key order (B-tree locality).
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
         let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, agg, data) VALUES (?, ?, ?, ?, ?)")
-        var pending: [BucketKey: [ReadingBucket.Group]] = [:]
+        var pending: [BucketKey: ReadingBucket.Pending] = [:]
+        var scratch: [(quantity: String, value: Double)] = []      // one buffer for every reading's values
         let upsertSensor = try db.cached("""
             INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -178,18 +179,18 @@ extension EventLog {
         }
         func apply(_ e: Event) throws {
             // Readings, nearly every event, take the fast path: payload straight to a bucket group.
-            if let r = EventBody.readingValues(of: e) {
+            if let r = EventBody.readingValues(of: e, into: &scratch) {
                 // A reading belongs in `public` (`EventBody.type(_:belongsIn:)`), checked without its table look-up.
-                guard case .public = e.stream, !r.values.isEmpty else { return }
-                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: []]
-                    .append(ReadingBucket.Group(time: r.time, stamp: e.stamp, values: r.values))
+                guard case .public = e.stream, !scratch.isEmpty else { return }
+                pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: ReadingBucket.Pending()]
+                    .add(time: r.time, stamp: e.stamp, values: scratch)
                 return
             }
             if let r = EventBody.readingRows(of: e) {
                 guard EventBody.type(e.type, belongsIn: e.stream) else { return }
                 for row in r.rows where !row.values.isEmpty {
-                    pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(row.time)), default: []]
-                        .append(ReadingBucket.Group(time: row.time, stamp: e.stamp, values: row.values))
+                    pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(row.time)), default: ReadingBucket.Pending()]
+                        .add(time: row.time, stamp: e.stamp, values: row.values)
                 }
                 return
             }
@@ -229,7 +230,7 @@ extension EventLog {
         }
         guard count > 0 else { return (0, afterSeq) }
         for key in pending.keys.sorted() {
-            var groups = pending[key]!
+            var groups = pending[key]!.groups
             let mayExist = written?.insert(key.hashValue).inserted == false || written == nil
             selectBucket.reset()
             try selectBucket.bind(1, key.source)

@@ -23,10 +23,38 @@ import BreezeAirQuality
 struct ReadingBucket: Sendable {
     /// The values one event wrote at one time (those that still win), in the event's order; a quantity
     /// given twice in one event counts once, with its last value (see `encoded`).
+    ///
+    /// `values` is a slice: the groups of one bucket usually share one buffer (`Pending`), so a page of
+    /// readings costs an allocation per bucket, not one per reading.
     struct Group: Sendable {
         var time: Int64
         var stamp: Stamp
-        var values: [(quantity: String, value: Double)]
+        var values: ArraySlice<(quantity: String, value: Double)>
+        init(time: Int64, stamp: Stamp, values: ArraySlice<(quantity: String, value: Double)>) {
+            self.time = time
+            self.stamp = stamp
+            self.values = values
+        }
+        init(time: Int64, stamp: Stamp, values: [(quantity: String, value: Double)]) {
+            self.init(time: time, stamp: stamp, values: values[...])
+        }
+    }
+
+    /// The groups of one bucket gathered before they are merged, their values in one buffer.
+    struct Pending: Sendable {
+        private var heads: [(time: Int64, stamp: Stamp, start: Int, end: Int)] = []
+        private var values: [(quantity: String, value: Double)] = []
+        init() {}
+        /// Adds the values one event wrote at one time.
+        mutating func add<C: Collection>(time: Int64, stamp: Stamp, values v: C) where C.Element == (quantity: String, value: Double) {
+            let start = values.count
+            values.append(contentsOf: v)
+            heads.append((time, stamp, start, values.count))
+        }
+        /// The groups, slicing the shared buffer.
+        var groups: [Group] {
+            heads.map { Group(time: $0.time, stamp: $0.stamp, values: values[$0.start..<$0.end]) }
+        }
     }
 
     /// Sorted by (time, stamp); each (time, quantity) appears in exactly one group, the one with the greatest
@@ -54,7 +82,7 @@ struct ReadingBucket: Sendable {
                 for g in sorted[i..<j] where g.stamp != lastStamp {          // the same event twice adds nothing
                     lastStamp = g.stamp
                     var kept = g
-                    kept.values = g.values.filter { !taken.contains($0.quantity) }
+                    kept.values = ArraySlice(g.values.filter { !taken.contains($0.quantity) })
                     taken += kept.values.map(\.quantity)
                     if !kept.values.isEmpty { resolved.append(kept) }
                 }
@@ -67,11 +95,9 @@ struct ReadingBucket: Sendable {
 
     /// Decodes a stored bucket; a damaged one throws rather than silently losing values.
     init(decoding bytes: [UInt8]) throws(DecodingError) {
-        var out: [Group] = []
-        try ReadingBucket.walk(bytes) { time, stamp, values in
-            out.append(Group(time: time, stamp: stamp(), values: values))
-        }
-        self.init(merging: out)
+        var pending = Pending()
+        try ReadingBucket.walk(bytes) { time, stamp, values in pending.add(time: time, stamp: stamp(), values: values) }
+        self.init(merging: pending.groups)
     }
 
     /// The canonical bytes.
@@ -125,7 +151,8 @@ struct ReadingBucket: Sendable {
             // out once and reused.
             if g.values.count == lastNames.count, ReadingBucket.sameNames(g.values, lastNames) {
                 indexed.removeAll(keepingCapacity: true)
-                for o in lastOrder { indexed.append((o.index, g.values[o.position].value)) }
+                let base = g.values.startIndex
+                for o in lastOrder { indexed.append((o.index, g.values[base + o.position].value)) }
             } else {
                 ReadingBucket.canonical(g, quantities, into: &indexed, order: &lastOrder)
                 lastNames = g.values.map(\.quantity)
@@ -156,9 +183,9 @@ struct ReadingBucket: Sendable {
     /// same quantities as the one before it adds nothing.
     private var quantityTable: [String] {
         var quantities: [String] = []
-        var previous: [(quantity: String, value: Double)] = []
+        var previous: ArraySlice<(quantity: String, value: Double)> = []
         for g in groups {
-            if g.values.count == previous.count, ReadingBucket.sameNames(g.values, previous.map(\.quantity)) { continue }
+            if g.values.count == previous.count, zip(g.values, previous).allSatisfy({ $0.0.quantity == $0.1.quantity }) { continue }
             for v in g.values where !quantities.contains(v.quantity) { quantities.append(v.quantity) }
             previous = g.values
         }
@@ -167,8 +194,12 @@ struct ReadingBucket: Sendable {
     }
 
     /// True when `values` name `names`, in that order (the caller has compared the counts).
-    private static func sameNames(_ values: [(quantity: String, value: Double)], _ names: [String]) -> Bool {
-        for i in values.indices where values[i].quantity != names[i] { return false }
+    private static func sameNames(_ values: ArraySlice<(quantity: String, value: Double)>, _ names: [String]) -> Bool {
+        var i = 0
+        for v in values {
+            if v.quantity != names[i] { return false }
+            i += 1
+        }
         return true
     }
 
@@ -186,7 +217,8 @@ struct ReadingBucket: Sendable {
             if i > 0, order[i - 1].index == index { order[i - 1].position = position } else { order.insert((index, position), at: i) }
         }
         out.removeAll(keepingCapacity: true)
-        for o in order { out.append((o.index, g.values[o.position].value)) }
+        let base = g.values.startIndex
+        for o in order { out.append((o.index, g.values[base + o.position].value)) }
     }
 
     private static func canonical(_ g: Group, _ quantities: [String], into out: inout [(index: Int, value: Double)]) {
