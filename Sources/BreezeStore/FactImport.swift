@@ -65,33 +65,26 @@ extension EventLog {
                         case .duplicate: report.duplicateFacts += 1
                         }
                     }
-                    switch body {
-                    case .reading(var r):
+                    // A reading's values, or a block's rows: each value superseded later in the batch is a
+                    // duplicate of the file itself, the rest are compared with what is held.
+                    func take(_ reading: Reading) throws {
+                        var r = reading
                         r.values = r.values.filter { m in
                             guard superseded(.reading(stream, r.source, r.sensor, r.time, m.quantity)) else { return true }
                             count(.duplicate)
                             return false
                         }
                         let kept = try held.changed(stream, r, count: count)
-                        if !kept.values.isEmpty {
-                            let k = ReadingKey(stream: stream, source: r.source, sensor: r.sensor)
-                            if readings[k] == nil { readingOrder.append(k) }
-                            readings[k, default: []].append(kept)
-                        }
+                        guard !kept.values.isEmpty else { return }
+                        let k = ReadingKey(stream: stream, source: r.source, sensor: r.sensor)
+                        if readings[k] == nil { readingOrder.append(k) }
+                        readings[k, default: []].append(kept)
+                    }
+                    switch body {
+                    case .reading(let r):
+                        try take(r)
                     case .readingBlock(let b):
-                        for var r in b.readings {
-                            r.values = r.values.filter { m in
-                                guard superseded(.reading(stream, r.source, r.sensor, r.time, m.quantity)) else { return true }
-                                count(.duplicate)
-                                return false
-                            }
-                            let kept = try held.changed(stream, r, count: count)
-                            if !kept.values.isEmpty {
-                                let k = ReadingKey(stream: stream, source: r.source, sensor: r.sensor)
-                                if readings[k] == nil { readingOrder.append(k) }
-                                readings[k, default: []].append(kept)
-                            }
-                        }
+                        for r in b.readings { try take(r) }
                     case .sensorRegistered(let s) where superseded(.sensor(s.source, s.sensor)):
                         count(.duplicate)
                     case .sensorRegistered(let s):

@@ -31,13 +31,20 @@ public final class RawBaseline {
     public init(path: String, durability: EventLog.Durability,
                 rowsPerStatement: Int = RawBaseline.engineRowsPerStatement) throws(StoreError) {
         self.rowsPerStatement = max(1, min(rowsPerStatement, 64))
+        db = try RawBaseline.database(at: path, durability: durability)
+        do { try db.execute(Schema.migrations[0]) } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// A new database at `path` with the log's pragmas (page size, WAL, checkpoints, durability): what every
+    /// baseline measures against.
+    static func database(at path: String, durability: EventLog.Durability) throws(StoreError) -> Database {
         do {
-            db = try Database(path: path, create: true)
+            let db = try Database(path: path, create: true)
             try db.execute("PRAGMA page_size=\(Schema.pageSize)")
             _ = try db.scalarInt("PRAGMA journal_mode=WAL")
             try db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
             try db.execute("PRAGMA wal_autocheckpoint=\(Schema.checkpointPages(pageSize: Schema.pageSize))")
-            try db.execute(Schema.migrations[0])
+            return db
         } catch { throw StoreError.from(error, path: path) }
     }
 

@@ -1,8 +1,8 @@
 /// The storage baseline of `breeze-bench screens`: the same readings in the plainest SQLite table that can
 /// answer a screen, one row per (source, sensor, time) with a REAL column per quantity, keyed by its primary
-/// key (a WITHOUT ROWID table, so the key is the only index), with the log's pragmas. What Breeze stores
-/// beyond it (the events with their ids, stamps and hashes, the projection's stamps per value, its hourly
-/// aggregates) is the price of sync and of last-writer-wins facts.
+/// key (a WITHOUT ROWID table, so the key is the only index), with the log's pragmas
+/// (`RawBaseline.database`). What Breeze stores beyond it (the events with their ids, stamps and hashes, the
+/// projection's stamps per value, its hourly aggregates) is the price of sync and of last-writer-wins facts.
 public final class RawReadingTable {
     let db: Database
     let columns: Int
@@ -10,11 +10,8 @@ public final class RawReadingTable {
     /// A new table of `columns` values a row in a new database at `path`.
     public init(path: String, columns: Int) throws(StoreError) {
         self.columns = columns
+        db = try RawBaseline.database(at: path, durability: .normal)
         do {
-            db = try Database(path: path, create: true)
-            try db.execute("PRAGMA page_size=\(Schema.pageSize)")
-            _ = try db.scalarInt("PRAGMA journal_mode=WAL")
-            try db.execute("PRAGMA synchronous=NORMAL")
             let values = (0..<columns).map { "v\($0) REAL" }.joined(separator: ", ")
             try db.execute("CREATE TABLE readings(source TEXT NOT NULL, sensor TEXT NOT NULL, time INTEGER NOT NULL, \(values), "
                            + "PRIMARY KEY(source, sensor, time)) WITHOUT ROWID")

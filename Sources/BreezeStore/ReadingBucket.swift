@@ -248,23 +248,8 @@ struct ReadingBucket: Sendable {
         return out
     }
 
-    /// The hour's `HourAggregate` of the winning values, summed straight from the groups (the same sums, in the
-    /// same order, as `HourAggregate(hour:readings: rows)`, without a dictionary per time).
-    func aggregate(hour: Int64) -> HourAggregate {
-        var builder = HourAggregate.Builder(hour: hour)
-        var i = 0
-        while i < groups.count {
-            var row = HourAggregate.Row(time: groups[i].time)
-            var j = i
-            while j < groups.count, groups[j].time == row.time {
-                for v in groups[j].values { row.set(v.quantity, v.value) }
-                j += 1
-            }
-            builder.add(row)
-            i = j
-        }
-        return builder.aggregate
-    }
+    /// The hour's `HourAggregate` of the winning values (the one `encodedWithAggregate` sums while encoding).
+    func aggregate(hour: Int64) -> HourAggregate { encoded(aggregating: hour).aggregate! }
 
     /// Per (time, quantity), the value with the greater stamp.
     func merged(with other: ReadingBucket) -> ReadingBucket { ReadingBucket(merging: groups + other.groups) }
