@@ -50,8 +50,26 @@ public struct HourAggregate: Equatable, Sendable {
     }
 
     /// The quantities a PurpleAir reading carries for its channels, and those the pipeline averages
-    /// (`Protocol/encoding.md`: units µg/m³, °F housing temperature, % housing humidity).
+    /// (`Protocol/encoding.md`: units µg/m³, °C housing temperature, % housing humidity).
     public static let channelA = "pm25_cf1_a", channelB = "pm25_cf1_b"
+
+    /// The plausible ranges of domain.md section 3.3 ("drop ... temperature > 65 °C, and RH > 100 %"): a
+    /// humidity above 100 % or a temperature above 65 °C, housing or ambient, is a faulty sensor, not weather,
+    /// and is left out of the hour's means (and so of the EPA correction, which reads the humidity mean). The
+    /// reading itself stays in the log; only the aggregate ignores the value.
+    public static let maximumHumidity = 100.0, maximumTemperatureC = 65.0
+
+    /// A humidity the means may use (domain.md 3.3).
+    @inline(__always) static func plausibleHumidity(_ v: Double?) -> Double? {
+        guard let v, v <= maximumHumidity else { return nil }
+        return v
+    }
+
+    /// A temperature (°C) the means may use (domain.md 3.3).
+    @inline(__always) static func plausibleTemperature(_ v: Double?) -> Double? {
+        guard let v, v <= maximumTemperatureC else { return nil }
+        return v
+    }
 
     /// Sums up the readings of one hour, given in time order (distinct times, all in `[hour, hour + 3600)`).
     public init(hour: Int64, readings: [(time: Int64, values: [String: Double])]) {
@@ -134,11 +152,11 @@ public struct HourAggregate: Equatable, Sendable {
                 value.validPairs += 1
                 value.pairSum += mean
             }
-            value.humidityHousing.add(r.humidityHousing)
-            value.temperatureHousing.add(r.temperatureHousing)
+            value.humidityHousing.add(HourAggregate.plausibleHumidity(r.humidityHousing))
+            value.temperatureHousing.add(HourAggregate.plausibleTemperature(r.temperatureHousing))
             value.pm25.add(r.pm25)
-            value.temperature.add(r.temperature)
-            value.humidity.add(r.humidity)
+            value.temperature.add(HourAggregate.plausibleTemperature(r.temperature))
+            value.humidity.add(HourAggregate.plausibleHumidity(r.humidity))
         }
         /// The aggregate of the rows added so far.
         public var aggregate: HourAggregate { value }

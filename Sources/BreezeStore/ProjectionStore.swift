@@ -15,7 +15,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 6
+    public static let projectionVersion: Int64 = 7
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
     /// Events per transaction of a rebuild: larger, since its shadow tables have no reader to wait for it and

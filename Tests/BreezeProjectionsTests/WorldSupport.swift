@@ -23,11 +23,14 @@ enum WorldSupport {
         }
     }
 
+    /// The Troy PurpleAir archive (10-minute averages of four sensors, 2023-10-22 to 29).
+    static let troyCSV = "ajl_troy_ny_10min_merged_2023-10-22_to_29"
+
     /// The Troy PurpleAir sensors with a location each (the archive has none: these are the sensors' map
     /// positions from the project's site list, approximate), plus their readings.
-    static func troy() throws -> [Event] {
-        let parsed = try PurpleAirCSVImporter.parse(bytes("ajl_troy_ny_10min_merged_2023-10-22_to_29", "csv"),
-                                                    file: "troy.csv", options: ImportOptions())
+    /// `csv` replaces the fixture's text (a test that alters some of its rows).
+    static func troy(csv: [UInt8]? = nil) throws -> [Event] {
+        let parsed = try PurpleAirCSVImporter.parse(csv ?? bytes(troyCSV, "csv"), file: "troy.csv", options: ImportOptions())
         let places: [(String, String, Double, Double)] = [
             ("87173", "North Central Troy #1", 42.7412, -73.6810), ("149970", "South Troy #2", 42.7087, -73.6925),
         ]
