@@ -502,22 +502,25 @@ extension InspectorScript {
                h('div', { class: 'grid2' }, m.items.map(card)), h('div', { class: 'muted', style: 'margin-top:6px' }, 'Pollen index scale'), scale);
     };
 
-    // Climate: the temperature on this day across decades, bars coloured by the change since the baseline.
+    // Climate: the mean maximum around this day across decades (in the user's unit: displayTemperature), bars
+    // coloured by the change since the baseline; an empty state shows its message.
     DRAW.climate = (m, o) => {
       const W = 340, H = 130, d = m.data, n = d.length || 1, bw = W / n - 6;
-      const lo = Math.min(...d.map(p => p.temperature)), hi = Math.max(...d.map(p => p.temperature));
+      const lo = Math.min(...d.map(p => p.displayTemperature)), hi = Math.max(...d.map(p => p.displayTemperature));
       const base = lo - Math.max(1, (hi - lo) * 0.5), span = Math.max(0.1, hi - base);
       const svg = s('svg', { viewBox: '0 0 ' + W + ' ' + (H + 30), width: '100%', class: 'climate', 'data-unit': m.unit });
       d.forEach((p, i) => {
-        const bh = r2((p.temperature - base) / span * H), x = r2(i * (bw + 6) + 3);
+        const bh = r2((p.displayTemperature - base) / span * H), x = r2(i * (bw + 6) + 3);
         svg.append(s('rect', { class: 'year', x: x, y: r2(H + 14 - bh), width: r2(bw), height: bh, rx: 4, fill: CLIMATE[p.barClass] || GREY,
-                               'data-year': p.year, 'data-temperature': p.temperature, 'data-class': p.barClass }),
-                   s('text', { x: r2(x + bw / 2), y: r2(H + 10 - bh), 'text-anchor': 'middle', 'font-size': 9, fill: '#6E6E73' }, p.temperature.toFixed(1)),
+                               'data-year': p.year, 'data-temperature': p.displayTemperature, 'data-class': p.barClass }),
+                   s('text', { x: r2(x + bw / 2), y: r2(H + 10 - bh), 'text-anchor': 'middle', 'font-size': 9, fill: '#6E6E73' }, p.displayTemperature.toFixed(1)),
                    s('text', { x: r2(x + bw / 2), y: H + 27, 'text-anchor': 'middle', 'font-size': 9, fill: '#6E6E73' }, String(p.year)));
       });
-      return h('div', {}, h('div', { class: 'muted' }, 'Temperature on ' + m.date + ' across decades · ' + m.station + ' · ', m.unit, ' ', explainButton('unit', o.user)),
-        h('div', { class: 'row' }, 'Change since ' + m.baselineYear, h('b', { style: 'margin-left:auto;font-size:20px;color:' + (m.change > 0 ? '#FF3B30' : '#007AFF'),
-          'data-change': m.change }, (m.change > 0 ? '+' : '') + m.change.toFixed(1) + m.unit)), svg);
+      const change = m.change === undefined ? h('div', { class: 'muted', 'data-status': m.status }, m.message || '')
+        : h('div', { class: 'row' }, 'Change since ' + m.baselineYear, h('b', { style: 'margin-left:auto;font-size:20px;color:' + (m.change > 0 ? '#FF3B30' : '#007AFF'),
+            'data-change': m.change }, (m.change > 0 ? '+' : '') + m.change.toFixed(1) + m.unit));
+      return h('div', {}, h('div', { class: 'muted' }, 'Mean maximum around ' + m.date + ' (±' + m.windowDays + ' days) across decades · ' + (m.station || 'no station') + ' · ', m.unit, ' ', explainButton('unit', o.user)),
+        change, svg);
     };
 
     // Biomarker: readings today against the daily target, as a gauge.

@@ -15,7 +15,10 @@ import BreezeCore
 /// - `progress`: `readingCount / maxReading`, capped at 1 (1 when the target is 0 or less and a reading
 ///   exists, else 0), as the app's `gaugeValue` without its overflow.
 /// - The latest value in the window, its unit and time, when there is one.
-/// No target and no reading on the day is an error (there is nothing to show).
+/// - Turning the `cgm` source (the glucose monitor) off hides every reading: the gauges show 0 and `message`
+///   says why; targets stay (they are the user's own settings).
+/// No target and no reading on the day is not an error: a new user sees the app's default gauge, 0 of 3 Blood
+/// Glucose readings (`defaultReadingType`), so the screen always has one gauge to draw.
 public enum BiomarkerScreen: Screen {
     public static let name = "biomarker"
     public static let summary = "biomarker readings today against each daily target (count, progress, latest)"
@@ -24,6 +27,8 @@ public enum BiomarkerScreen: Screen {
     public static let defaultMinReading = 0.0
     public static let defaultMaxReading = 3.0
     public static let defaultIcon = "drop"
+    /// The gauge of a user with no target and no reading yet: the design's `readingType: "Blood Glucose"`.
+    public static let defaultReadingType = "Blood Glucose"
 
     /// The read model.
     public struct Model: Codable, Equatable, Sendable {
@@ -33,7 +38,12 @@ public enum BiomarkerScreen: Screen {
         public var date: String
         /// One gauge per reading type, sorted by `readingType`.
         public var biomarkers: [Biomarker]
+        /// Why the readings are hidden ("Glucose monitor is turned off"), nil when they are shown.
+        public var message: String?
     }
+
+    /// The source of biomarker readings, which the user can turn off.
+    public static let source = "cgm"
 
     /// One gauge.
     public struct Biomarker: Codable, Equatable, Sendable {
@@ -66,16 +76,15 @@ public enum BiomarkerScreen: Screen {
         let state = try world.userState(user: p.user)
         var counts: [String: Int] = [:]
         var latest: [String: BiomarkerReading] = [:]
-        for case .biomarkerReading(let r) in try world.facts(kind: "biomarker", keyPrefix: p.user + "|")
+        let shown = state.isEnabled(source: source)
+        for case .biomarkerReading(let r) in shown ? try world.facts(kind: "biomarker", keyPrefix: p.user + "|") : []
         where r.time >= start && r.time < end {
             counts[r.readingType, default: 0] += 1
             if let l = latest[r.readingType], l.time >= r.time { continue }
             latest[r.readingType] = r
         }
-        let types = Set(counts.keys).union(state.biomarkerTargets.sortedKeys).sorted()
-        guard !types.isEmpty else {
-            throw ScreenError("no biomarker targets or readings for user '\(p.user)' on \(FactScreenCalendar.iso(day))")
-        }
+        var types = Set(counts.keys).union(state.biomarkerTargets.sortedKeys).sorted()
+        if types.isEmpty { types = [defaultReadingType] }
         let gauges = types.map { type -> Biomarker in
             let target = state.biomarkerTargets[type]
             let count = counts[type] ?? 0
@@ -87,11 +96,13 @@ public enum BiomarkerScreen: Screen {
                              progress: progress, latestValue: last?.value, unit: last?.unit,
                              latestTime: last.map { ISOTime.format(millis: $0.time * 1000) })
         }
-        return Model(user: p.user, date: FactScreenCalendar.iso(day), biomarkers: gauges)
+        return Model(user: p.user, date: FactScreenCalendar.iso(day), biomarkers: gauges,
+                     message: shown ? nil : "\(DataSource.named(source)?.name ?? source) is turned off")
     }
 
     public static func render(_ model: Model) -> [String] {
         var out = ["Biomarkers for \(model.user) on \(model.date) (UTC)", ""]
+        if let message = model.message { out.insert(message, at: 1) }
         let width = max(12, model.biomarkers.map(\.readingType.count).max() ?? 0) + 2
         for b in model.biomarkers {
             let filled = Int((b.progress * 20).rounded())

@@ -1,39 +1,59 @@
 import BreezeCore
 import BreezeAirQuality
 
-/// The "Local Climate Trend" chart: the temperature on one calendar date at one station across decades
+/// The "Local Climate Trend" chart: the temperature around one calendar date at one station across decades
 /// (`shared/docs/domain.md` sections 5, 8 and 9; the app's `ClimateChartView`).
 ///
 /// - Station: `p.sensor` is the station id as imported (e.g. `GHCND:USC00381770`); without it, the station
 ///   nearest `p.at` among stations whose `temperature` facts carry coordinates (haversine; ties to the smaller
-///   id). Neither given is an error, as is a station with no data for the date.
+///   id), within `stationLimitKm`: beyond it the model says `no-station` (a station 6,000 km away describes
+///   another climate). Neither given is an error (a question the screen cannot ask).
 /// - Date: the calendar date (month and day) of `p.date`, else of the UTC date of `p.now`. Only days on or
 ///   before that reference day are used, so the chart shows the history as of then, never later data.
-/// - Temperature: the day's maximum (`tmax`, `DailyTemperature.maxC`): the app shows "temperature on this
-///   day", and a day's maximum is what a person remembers of it. A day with only a minimum has no value.
+/// - Temperature: a single day's maximum is weather, not climate, so each point is the mean of the daily
+///   maxima (`tmax`, `DailyTemperature.maxC`) over a window of `windowDays` days either side of the date
+///   (15 days), when at least `minimumDays` of them have a maximum (a majority; fewer and the year is
+///   skipped). In the latest year the window stops at the reference day (nothing later is used). Each
+///   point says its centre day (`date`) and how many days it averaged (`days`).
 /// - Points: one per decade year (years divisible by 10) from the first decade year not before the station's
 ///   earliest data (1930, 1940, ... for Clemson) up to the latest year, plus the latest year that has a value
-///   for the date when it is not a decade year itself. A decade year without a value for the date (day
-///   missing, or only a minimum) is skipped and listed in `skippedYears`, so the chart never shows a hole as
-///   zero.
-/// - February 29 in a common year uses February 28 (domain.md sections 8 and 9); each point's `date` says
-///   which day was used.
+///   for the date when it is not a decade year itself. A decade year without a value is skipped and listed in
+///   `skippedYears`, so the chart never shows a hole as zero.
+/// - February 29 in a common year is centred on February 28 (domain.md sections 8 and 9).
+/// - `status`: `ok`; `not-enough-history` when the points span fewer than `minimumSpanYears` years (30, the
+///   length of a WMO climate normal: four years of a new station are not a trend), with the points there are
+///   and no `change`; `no-data` (no value for the date on or before the reference day); `no-station`; and
+///   `source-off` when the user turned the station's source off (`open-meteo` for `open-meteo:` stations,
+///   else `noaa`). Empty states are models, never errors: the app shows `message`.
 /// - `baselineYear` is the first point's year; `change` is the last point minus the first. Each bar's class
 ///   compares the point with the baseline **in degrees C**: `warming-strong` > +2, `warming` > +0.5,
 ///   `neutral` within +-0.5 inclusive, `cooling` < -0.5 (`AnomalyClass`), whatever unit is shown.
-/// - Units: the app's `ClimateDataPoint.temperature` is in C and the view converts; the issue asks for values
-///   in the user's unit (`UserState.effectiveUnit`), so `temperature` is in that unit (F = C x 1.8 + 32) and
-///   `temperatureC` keeps the C value; differences (`difference`, `change`) convert as x1.8 with no +32.
-///   Values are rounded to 0.01 for display; classes use the C difference rounded only to 1e-6 C (so a
-///   difference of exactly 0.5 C stays `neutral` despite binary floating point).
+/// - Units: `ClimateDataPoint.temperature` is in C, as the design's `ClimateDataPoint` (its view converts
+///   with `displayTemperature`); `displayTemperature`, `difference` and `change` are in the user's unit
+///   (`UserState.effectiveUnit`; F = C x 1.8 + 32, differences x1.8 with no +32), `unit` names it. Values are
+///   rounded to 0.01; classes use the C difference rounded only to 1e-6 C (so a difference of exactly 0.5 C
+///   stays `neutral` despite binary floating point).
 public enum ClimateScreen: Screen {
     public static let name = "climate"
-    public static let summary = "temperature on this calendar date across decades at a station (--sensor or --at)"
+    public static let summary = "temperature around this calendar date across decades at a station (--sensor or --at)"
+
+    /// Days either side of the date averaged for a point.
+    public static let windowDays = 7
+    /// Days of the window that must have a maximum.
+    public static let minimumDays = 8
+    /// The span of years, first point to last, below which there is not enough history for a trend.
+    public static let minimumSpanYears = 30
+    /// How far a station chosen by position may be.
+    public static let stationLimitKm = 100.0
 
     /// The read model.
     public struct Model: Codable, Equatable, Sendable {
-        /// The station's id, e.g. `GHCND:USC00381770`.
-        public var station: String
+        /// `ok`, `not-enough-history`, `no-data`, `no-station` or `source-off`.
+        public var status: String
+        /// What the app shows instead of (or under) the chart when `status` is not `ok`.
+        public var message: String?
+        /// The station's id, e.g. `GHCND:USC00381770` (nil for `no-station`).
+        public var station: String?
         /// The station's location, when known.
         public var latitude: Double?
         public var longitude: Double?
@@ -43,60 +63,94 @@ public enum ClimateScreen: Screen {
         public var date: String
         /// The reference day, `YYYY-MM-DD` (nothing after it is used).
         public var referenceDate: String
-        /// What each point's temperature is: `tmax`, the day's maximum.
+        /// What each point's temperature is: `tmax-window`, the mean daily maximum around the date.
         public var measure: String
-        /// `°C` or `°F`, the user's unit.
+        /// Days either side of the date in each point's window.
+        public var windowDays: Int
+        /// `°C` or `°F`, the user's unit (of `displayTemperature`, `difference` and `change`).
         public var unit: String
         /// The bars, oldest first.
         public var data: [ClimateDataPoint]
-        /// The first point's year.
-        public var baselineYear: Int
-        /// The last point minus the first, in the user's unit (a difference: x1.8 for F, no +32).
-        public var change: Double
-        /// The change's class, in C (the colour of the change summary).
-        public var changeClass: String
+        /// The first point's year (nil without points).
+        public var baselineYear: Int?
+        /// The last point minus the first, in the user's unit (a difference: x1.8 for F, no +32); nil unless
+        /// `status` is `ok`.
+        public var change: Double?
+        /// The change's class, in C (the colour of the change summary); nil with `change`.
+        public var changeClass: String?
         /// Decade years in range that had no value for the date and were left out.
         public var skippedYears: [Int]
     }
 
-    /// One bar, as the app's `ClimateDataPoint` plus its class.
+    /// One bar, as the app's `ClimateDataPoint` plus what it averaged and its class.
     public struct ClimateDataPoint: Codable, Equatable, Sendable {
         /// The year.
         public var year: Int
-        /// The day's maximum, in the user's unit.
+        /// The mean daily maximum around the date, in C (the design's unit for this field).
         public var temperature: Double
-        /// The same in C.
-        public var temperatureC: Double
-        /// The day used, `YYYY-MM-DD` (February 28 standing for 29 in common years).
+        /// The same in the user's unit.
+        public var displayTemperature: Double
+        /// The window's centre day, `YYYY-MM-DD` (February 28 standing for 29 in common years).
         public var date: String
+        /// Days of the window with a maximum (at least `minimumDays`).
+        public var days: Int
         /// This point minus the baseline, in the user's unit (x1.8 for F).
         public var difference: Double
         /// `warming-strong`, `warming`, `neutral` or `cooling`, classified in C against the baseline.
         public var barClass: String
     }
 
+    /// The source of a station's facts, for the user's source switch.
+    public static func source(ofStation station: String) -> String {
+        station.hasPrefix("open-meteo:") ? "open-meteo" : "noaa"
+    }
+
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         let ref = try FactScreenCalendar.referenceDay(p)
         let refDate = FactScreenCalendar.iso(ref)
         guard let md = MonthDay(month: ref.month, day: ref.day) else { throw ScreenError("--date '\(refDate)' is not a calendar date") }
-        let (station, distance) = try chooseStation(world, p)
+        let user = try world.userState(user: p.user)
+        let fahrenheit = user.effectiveUnit == .fahrenheit
+        func empty(_ status: String, _ message: String, station: String? = nil, distance: Double? = nil) -> Model {
+            Model(status: status, message: message, station: station, latitude: nil, longitude: nil,
+                  distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description, referenceDate: refDate,
+                  measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C", data: [], baselineYear: nil,
+                  change: nil, changeClass: nil, skippedYears: [])
+        }
+        guard let (station, distance) = try chooseStation(world, p) else {
+            return empty("no-station", "No temperature station within \(Int(stationLimitKm)) km")
+        }
+        if !user.isEnabled(source: source(ofStation: station)) {
+            return empty("source-off", "\(DataSource.named(source(ofStation: station))?.name ?? "This source") is turned off",
+                         station: station, distance: distance)
+        }
 
-        var maxByDate: [String: Double] = [:]
-        var earliest: String?
+        let refDay = ISOTime.days(year: Int64(ref.year), month: Int64(ref.month), day: Int64(ref.day))
+        var maxByDay: [Int64: Double] = [:]
+        var earliest: Int64?
         var location: (Double, Double)?
-        for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyPrefix: station + "|")
-        where t.station == station && t.date <= refDate {
-            if earliest == nil || t.date < earliest! { earliest = t.date }
-            if let v = t.maxC, v.isFinite { maxByDate[t.date] = v }
+        for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyPrefix: station + "|") where t.station == station {
+            guard let d = FactScreenCalendar.parse(t.date) else { continue }
+            let day = ISOTime.days(year: Int64(d.year), month: Int64(d.month), day: Int64(d.day))
+            guard day <= refDay else { continue }
+            if earliest == nil || day < earliest! { earliest = day }
+            if let v = t.maxC, v.isFinite { maxByDay[day] = v }
             if let la = t.latitude, let lo = t.longitude { location = (la, lo) }
         }
-        guard let first = earliest, let firstYear = Int(first.prefix(4)) else {
-            throw ScreenError("no daily temperatures for station '\(station)' on or before \(refDate)")
+        guard let first = earliest else {
+            return empty("no-data", "No temperatures for this station on or before \(refDate)", station: station, distance: distance)
         }
-        func value(_ year: Int) -> (date: String, c: Double)? {
+        let firstYear = Int(ISOTime.civil(days: first).year)
+        /// The window's mean maximum in `year`, with its centre day and the days it averaged.
+        func value(_ year: Int) -> (date: String, c: Double, days: Int)? {
             let d = md.resolved(inYear: year)
-            let date = FactScreenCalendar.iso((year, d.month, d.day))
-            return maxByDate[date].map { (date, $0) }
+            let centre = ISOTime.days(year: Int64(year), month: Int64(d.month), day: Int64(d.day))
+            var sum = 0.0, n = 0
+            for day in (centre - Int64(windowDays))...min(centre + Int64(windowDays), refDay) {
+                if let v = maxByDay[day] { sum += v; n += 1 }
+            }
+            guard n >= minimumDays else { return nil }
+            return (FactScreenCalendar.iso((year, d.month, d.day)), sum / Double(n), n)
         }
         // The latest year with a value for the date.
         var latest: Int?
@@ -106,7 +160,7 @@ public enum ClimateScreen: Screen {
             y -= 1
         }
         guard let lastYear = latest else {
-            throw ScreenError("station '\(station)' has no daily maximum for \(md) on or before \(refDate)")
+            return empty("no-data", "Not enough days around \(md) on or before \(refDate)", station: station, distance: distance)
         }
         var years: [Int] = []
         var skipped: [Int] = []
@@ -117,7 +171,6 @@ public enum ClimateScreen: Screen {
         }
         if years.last != lastYear { years.append(lastYear) }
 
-        let fahrenheit = try world.userState(user: p.user).effectiveUnit == .fahrenheit
         func shown(_ c: Double) -> Double {
             FactScreenCalendar.round(fahrenheit ? TemperatureConversion.fahrenheit(fromCelsius: c) : c, 2)
         }
@@ -129,22 +182,26 @@ public enum ClimateScreen: Screen {
         func cls(_ dc: Double) -> String {
             (AnomalyClass(anomalyCelsius: FactScreenCalendar.round(dc, 6)) ?? .neutral).rawValue
         }
-        let baseline = value(years[0])!.c
-        let points = years.map { year -> ClimateDataPoint in
-            let v = value(year)!
-            return ClimateDataPoint(year: year, temperature: shown(v.c), temperatureC: FactScreenCalendar.round(v.c, 2),
-                                    date: v.date, difference: shownDifference(v.c - baseline), barClass: cls(v.c - baseline))
+        let values = years.map { value($0)! }
+        let baseline = values[0].c
+        let points = zip(years, values).map { year, v -> ClimateDataPoint in
+            ClimateDataPoint(year: year, temperature: FactScreenCalendar.round(v.c, 2), displayTemperature: shown(v.c), date: v.date,
+                             days: v.days, difference: shownDifference(v.c - baseline), barClass: cls(v.c - baseline))
         }
-        let change = value(years[years.count - 1])!.c - baseline
-        return Model(station: station, latitude: location?.0, longitude: location?.1,
+        let enough = years.count >= 2 && years[years.count - 1] - years[0] >= minimumSpanYears
+        let change = values[values.count - 1].c - baseline
+        return Model(status: enough ? "ok" : "not-enough-history",
+                     message: enough ? nil : "Not enough history: \(years[0])-\(years[years.count - 1]) is under \(minimumSpanYears) years",
+                     station: station, latitude: location?.0, longitude: location?.1,
                      distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description,
-                     referenceDate: refDate, measure: "tmax", unit: fahrenheit ? "°F" : "°C", data: points,
-                     baselineYear: years[0], change: shownDifference(change), changeClass: cls(change),
-                     skippedYears: skipped)
+                     referenceDate: refDate, measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C",
+                     data: points, baselineYear: years[0], change: enough ? shownDifference(change) : nil,
+                     changeClass: enough ? cls(change) : nil, skippedYears: skipped)
     }
 
-    /// `p.sensor` as the station id, else the station nearest `p.at` among those with coordinates.
-    static func chooseStation(_ world: WorldReader, _ p: ScreenParameters) throws -> (String, Double?) {
+    /// `p.sensor` as the station id, else the station nearest `p.at` among those with coordinates, if one is
+    /// within `stationLimitKm`.
+    static func chooseStation(_ world: WorldReader, _ p: ScreenParameters) throws -> (String, Double?)? {
         if let s = p.sensor, !s.isEmpty { return (s, nil) }
         guard let at = p.at else {
             throw ScreenError("climate needs --sensor STATION (e.g. GHCND:USC00381770) or --at LAT,LON")
@@ -160,20 +217,25 @@ public enum ClimateScreen: Screen {
             let km = here.distanceKm(to: GeoPoint(latitude: la, longitude: lo))
             if best == nil || km < best!.1 { best = (station, km) }
         }
-        guard let (station, km) = best else { throw ScreenError("no temperature station with a location to match --at") }
+        guard let (station, km) = best, km <= stationLimitKm else { return nil }
         return (station, km)
     }
 
     public static func render(_ model: Model) -> [String] {
-        var out = ["Local Climate Trend: temperature on \(model.date) across decades (daily maximum)",
-                   "station \(model.station)" + (model.distanceKm.map { ", \(FactScreenCalendar.fixed($0, 1)) km away" } ?? "")]
-        out.append("Change since \(model.baselineYear): \(FactScreenCalendar.fixed(model.change, 1, sign: true))\(model.unit) (\(model.changeClass))")
+        var out = ["Local Climate Trend: temperature around \(model.date) across decades (mean daily maximum, +-\(model.windowDays) days)"]
+        if let station = model.station {
+            out.append("station \(station)" + (model.distanceKm.map { ", \(FactScreenCalendar.fixed($0, 1)) km away" } ?? ""))
+        }
+        if let message = model.message { out.append(message) }
+        if let change = model.change, let year = model.baselineYear {
+            out.append("Change since \(year): \(FactScreenCalendar.fixed(change, 1, sign: true))\(model.unit) (\(model.changeClass ?? ""))")
+        }
         out.append("")
-        let lo = model.data.map(\.temperature).min() ?? 0, hi = model.data.map(\.temperature).max() ?? 0
+        let lo = model.data.map(\.displayTemperature).min() ?? 0, hi = model.data.map(\.displayTemperature).max() ?? 0
         for d in model.data {
-            let n = hi > lo ? 1 + Int(((d.temperature - lo) / (hi - lo) * 29).rounded()) : 15
+            let n = hi > lo ? 1 + Int(((d.displayTemperature - lo) / (hi - lo) * 29).rounded()) : 15
             let mark: Character = d.barClass == "cooling" ? "-" : d.barClass == "neutral" ? "=" : d.barClass == "warming" ? "+" : "#"
-            out.append("\(d.year)  " + FactScreenCalendar.pad(FactScreenCalendar.fixed(d.temperature, 1) + model.unit, 8)
+            out.append("\(d.year)  " + FactScreenCalendar.pad(FactScreenCalendar.fixed(d.displayTemperature, 1) + model.unit, 8)
                        + FactScreenCalendar.pad(String(repeating: mark, count: n), 31)
                        + FactScreenCalendar.pad(FactScreenCalendar.fixed(d.difference, 1, sign: true), 7) + d.barClass)
         }

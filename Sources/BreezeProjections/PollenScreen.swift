@@ -16,7 +16,12 @@ import BreezeAirQuality
 /// - Scale: the six UPI levels 0-5 (None, Very Low, Low, Moderate, High, Very High). The app's design shows
 ///   a five-row scale (None 0, Low 1, Moderate 2-3, High 4, Very High 5) that predates the six UPI levels;
 ///   domain.md section 4 wins, so this model carries the six levels and the category text from the data,
-///   never the app's five rows.
+///   and each row says which design row it falls in (`designLevel`: UPI 1 Very Low is the design's Low, UPI 2
+///   and 3 its Moderate). Every row has a colour: the one a stored forecast gives for that level (any day,
+///   any place: Google's colours are per level), else the level's named swatch (`colourSource`).
+/// - The card's scale marks the day's highest level; each item's own `scale` (what its detail sheet shows)
+///   marks that item's level, none for an item out of season.
+/// - Turning the `google-pollen` source off gives the empty state ("Google Pollen is turned off").
 public enum PollenScreen: Screen {
     public static let name = "pollen"
     public static let summary = "pollen forecast near --at for the day: types and plants with UPI 0-5"
@@ -84,6 +89,8 @@ public enum PollenScreen: Screen {
         public var indexDescription: String?
         /// Plants with cross reactions (plants only).
         public var crossReaction: String?
+        /// The index scale of this item's detail sheet: the six rows with this item's level active.
+        public var scale: [PollenScaleRow]
     }
 
     /// One row of the index scale.
@@ -94,41 +101,61 @@ public enum PollenScreen: Screen {
         public var level: String
         /// The range text the row shows, e.g. "3".
         public var range: String
-        /// The colour the data gives for this level today (from any item at that value), nil when no item
-        /// is at that level (Google documents the colours only as swatches).
-        public var colour: String?
-        /// True for the day's highest level.
+        /// The row of the design's five-row scale this level falls in ("None", "Low", "Moderate", "High",
+        /// "Very High"; `PollenLevel.designLevel`).
+        public var designLevel: String
+        /// `#RRGGBB`: the colour stored forecasts give this level, else its named swatch.
+        public var colour: String
+        /// `data` (a forecast gave it) or `swatch` (`PollenLevel.swatchColour`).
+        public var colourSource: String
+        /// True for the active level (the day's highest on the card, the item's own on its sheet).
         public var isActive: Bool
     }
+
+    /// The Google Pollen source, which the user can turn off.
+    public static let source = "google-pollen"
 
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         guard let at = p.at else { throw ScreenError("pollen needs --at LAT,LON (where the user is)") }
         let day = try FactScreenCalendar.referenceDay(p)
         let date = FactScreenCalendar.iso(day)
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
+        func empty(_ message: String) -> Model {
+            Model(date: date, isEmpty: true, message: message, latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil,
+                  attribution: attribution, items: [], scale: [], activeLevel: nil)
+        }
+        if try !world.userState(user: p.user).isEnabled(source: source) {
+            var m = empty("\(DataSource.named(source)?.name ?? source) is turned off")
+            m.scale = scale(colours: [:], active: nil)
+            return m
+        }
         var best: (forecast: PollenForecast, km: Double)?
-        for case .pollenForecast(let f) in try world.facts(kind: "pollen", keyPrefix: "") where f.date == date {
+        var colours: [Int: String] = [:]   // level -> the first colour a stored forecast gives it (key order)
+        for case .pollenForecast(let f) in try world.facts(kind: "pollen", keyPrefix: "") {
+            for e in f.entries {
+                if let v = e.indexValue.map(Int.init), let c = e.colour, colours[v] == nil { colours[v] = c }
+            }
+            guard f.date == date else { continue }
             let km = here.distanceKm(to: GeoPoint(latitude: f.latitude, longitude: f.longitude))
             guard km <= maxDistanceKm else { continue }
             if let b = best, (b.km, b.forecast.latitude, b.forecast.longitude) <= (km, f.latitude, f.longitude) { continue }
             best = (f, km)
         }
         guard let (forecast, km) = best else {
-            return Model(date: date, isEmpty: true,
-                         message: "\(emptyMessage) for \(date) within \(Int(maxDistanceKm)) km of \(at.latitude),\(at.longitude)",
-                         latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil, attribution: attribution,
-                         items: [], scale: scale(items: [], active: nil), activeLevel: nil)
+            var m = empty("\(emptyMessage) for \(date) within \(Int(maxDistanceKm)) km of \(at.latitude),\(at.longitude)")
+            m.scale = scale(colours: colours, active: nil)
+            return m
         }
-        let items = forecast.entries.map(item)
+        let items = forecast.entries.map { item($0, colours: colours) }
         let active = items.compactMap(\.value).max()
         return Model(date: date, isEmpty: items.isEmpty, message: items.isEmpty ? emptyMessage : nil,
                      latitude: forecast.latitude, longitude: forecast.longitude, regionCode: forecast.regionCode,
                      distanceKm: (km * 10).rounded() / 10, attribution: attribution,
-                     items: items, scale: scale(items: items, active: active), activeLevel: active)
+                     items: items, scale: scale(colours: colours, active: active), activeLevel: active)
     }
 
     /// One entry as a card.
-    static func item(_ e: PollenEntry) -> PollenItem {
+    static func item(_ e: PollenEntry, colours: [Int: String]) -> PollenItem {
         let value = e.indexValue.map(Int.init)
         let parts = [e.specialColors, e.specialShapes].compactMap { $0.map(FactScreenCalendar.trim) }
             .filter { !$0.isEmpty && $0 != "None" }
@@ -137,15 +164,18 @@ public enum PollenScreen: Screen {
                           appearance: parts.isEmpty ? nil : parts.joined(separator: " "),
                           healthRecommendations: e.healthRecommendations, colour: value == nil ? nil : e.colour,
                           inSeason: value == nil ? false : (e.inSeason ?? true),
-                          indexDescription: value == nil ? nil : e.indexDescription, crossReaction: e.crossReaction)
+                          indexDescription: value == nil ? nil : e.indexDescription, crossReaction: e.crossReaction,
+                          scale: scale(colours: colours, active: value))
     }
 
-    /// The six UPI rows, each with the data's colour for that level (the first item at it) and the active mark.
-    static func scale(items: [PollenItem], active: Int?) -> [PollenScaleRow] {
+    /// The six UPI rows, each with its design row, its colour (`colours` from the data, else the swatch) and
+    /// the active mark.
+    static func scale(colours: [Int: String], active: Int?) -> [PollenScaleRow] {
         PollenLevel.allCases.map { level in
-            PollenScaleRow(value: level.rawValue, level: level.title, range: String(level.rawValue),
-                           colour: items.first { $0.value == level.rawValue && $0.colour != nil }?.colour,
-                           isActive: level.rawValue == active)
+            let data = colours[level.rawValue]
+            return PollenScaleRow(value: level.rawValue, level: level.title, range: String(level.rawValue), designLevel: level.designLevel,
+                                  colour: data ?? level.swatchColour, colourSource: data == nil ? "swatch" : "data",
+                                  isActive: level.rawValue == active)
         }
     }
 
@@ -178,8 +208,8 @@ public enum PollenScreen: Screen {
         out.append("")
         out.append("Universal Pollen Index")
         for r in model.scale {
-            out.append((r.isActive ? "> " : "  ") + FactScreenCalendar.pad(r.level, 11) + r.range
-                       + (r.colour.map { "  \($0)" } ?? ""))
+            out.append((r.isActive ? "> " : "  ") + FactScreenCalendar.pad(r.level, 11) + r.range + "  " + r.colour
+                       + (r.colourSource == "data" ? "" : " (swatch)"))
         }
         return out
     }

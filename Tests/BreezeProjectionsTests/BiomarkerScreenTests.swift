@@ -54,11 +54,26 @@ struct BiomarkerScreenTests {
         #expect(empty.biomarkers.map(\.readingCount) == [0, 0] && empty.biomarkers.allSatisfy { $0.progress == 0 })
     }
 
-    @Test func readingsArePerUserAndNothingToShowIsAnError() throws {
+    @Test func readingsArePerUserAndANewUserSeesTheDefaultEmptyGauge() throws {
         let world = FactWorld(events: try FactScreenWorlds.glucose())
-        // "bo" has no readings and no target.
-        #expect(throws: ScreenError.self) { try BiomarkerScreen.build(world, Self.params(now: "2010-03-25T23:59:59Z", user: "bo")) }
+        let empty = BiomarkerScreen.Biomarker(readingType: "Blood Glucose", readingCount: 0, minReading: 0, maxReading: 3, icon: "drop",
+                                              hasTarget: false, progress: 0, latestValue: nil, unit: nil, latestTime: nil)
+        // "bo" has no readings and no target: a 0/3 Blood Glucose gauge, the design's default.
+        let bo = try BiomarkerScreen.build(world, Self.params(now: "2010-03-25T23:59:59Z", user: "bo"))
+        #expect(bo.user == "bo" && bo.date == "2010-03-25" && bo.biomarkers == [empty])
         // "me" on a day without readings and without targets.
-        #expect(throws: ScreenError.self) { try BiomarkerScreen.build(world, Self.params(now: "2011-01-01T12:00:00Z")) }
+        let me = try BiomarkerScreen.build(world, Self.params(now: "2011-01-01T12:00:00Z"))
+        #expect(me.date == "2011-01-01" && me.biomarkers == [empty])
+        #expect(BiomarkerScreen.render(me).contains { $0.contains("0/3") && $0.contains("(default)") })
+    }
+
+    @Test func turningTheGlucoseMonitorOffHidesItsReadings() throws {
+        let on = try BiomarkerScreen.build(FactWorld(events: try FactScreenWorlds.glucose()), Self.params(now: "2010-03-25T23:59:59Z"))
+        #expect(on.message == nil && on.biomarkers.contains { $0.readingCount > 0 })
+        let events = try FactScreenWorlds.glucose() + FactScreenWorlds.user("me", [.sourceDisable(source: "cgm")])
+        let off = try BiomarkerScreen.build(FactWorld(events: events), Self.params(now: "2010-03-25T23:59:59Z"))
+        #expect(off.message == "Glucose monitor is turned off")
+        #expect(off.biomarkers.allSatisfy { $0.readingCount == 0 && $0.latestValue == nil && $0.progress == 0 })
+        #expect(BiomarkerScreen.render(off)[1] == "Glucose monitor is turned off")
     }
 }

@@ -58,11 +58,32 @@ struct PollenScreenTests {
         #expect(m.scale.map(\.level) == ["None", "Very Low", "Low", "Moderate", "High", "Very High"])
         #expect(m.scale.map(\.value) == [0, 1, 2, 3, 4, 5])
         #expect(m.activeLevel == 2 && m.scale.map(\.isActive) == [false, false, true, false, false, false])
-        #expect(m.scale.map(\.colour) == [nil, "#009E3A", "#84CF33", nil, nil, nil])
+        // Every row has a colour: the forecast's own for UPI 1 and 2, the named swatch for the others.
+        #expect(m.scale.map(\.colour) == ["#8E8E93", "#009E3A", "#84CF33", "#FFD600", "#FF8C00", "#E53935"])
+        #expect(m.scale.map(\.colourSource) == ["swatch", "data", "data", "swatch", "swatch", "swatch"])
+        // Where the six UPI levels sit on the design's five rows (None 0, Low 1, Moderate 2-3, High 4, Very High 5).
+        #expect(m.scale.map(\.designLevel) == ["None", "Low", "Moderate", "Moderate", "High", "Very High"])
+        // Each item's sheet marks its own level: WEED (1) on Very Low, GRASS (2) on Low, TREE (out of season)
+        // none; the rows are otherwise the card's.
+        #expect(byID["WEED"]!.scale.map(\.isActive) == [false, true, false, false, false, false])
+        #expect(byID["GRASS"]!.scale.filter(\.isActive).map(\.level) == ["Low"])
+        #expect(byID["TREE"]!.scale.filter(\.isActive).isEmpty)
+        #expect(m.items.allSatisfy { $0.scale.map(\.colour) == m.scale.map(\.colour) })
 
         let text = PollenScreen.render(m)
         #expect(text.contains { $0.hasPrefix("Tree") && $0.contains("out of season") })
         #expect(text.contains { $0.hasPrefix("> Low") })
+    }
+
+    @Test func turningGooglePollenOffIsTheEmptyState() throws {
+        let events = try FactScreenWorlds.pollen() + FactScreenWorlds.user("me", [.sourceDisable(source: "google-pollen")])
+        let m = try PollenScreen.build(FactWorld(events: events), Self.params(51.2, 10.5, date: "2025-08-03"))
+        #expect(m.isEmpty && m.items.isEmpty && m.message == "Google Pollen is turned off" && m.latitude == nil)
+        #expect(m.scale.count == 6 && !m.scale.contains(where: \.isActive))
+        // Turned back on, the forecast is there again.
+        let on = try FactScreenWorlds.pollen()
+            + FactScreenWorlds.user("me", [.sourceDisable(source: "google-pollen"), .sourceEnable(source: "google-pollen")])
+        #expect(!(try PollenScreen.build(FactWorld(events: on), Self.params(51.2, 10.5, date: "2025-08-03"))).isEmpty)
     }
 
     @Test func aDayWithEveryEntryOutOfSeasonIsNotEmpty() throws {

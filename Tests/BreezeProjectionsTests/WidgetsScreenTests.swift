@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import BreezeCore
 import BreezeAirQuality
@@ -45,8 +46,19 @@ struct WidgetsScreenTests {
         let y2019 = try WidgetsScreen.build(world, F.params("cy", F.t("2019-08-19T20:30")))
         #expect(y2019.liveActivity.recent == [nil, 53, 53, 52] && y2019.liveActivity.direction == nil)
         #expect(y2019.lockScreen.aqi == 52 && !y2019.lockScreen.isStale)
-        // ana has no favourites: without --at there is nothing to show.
-        #expect(throws: ScreenError.self) { try WidgetsScreen.build(world, F.params("ana", F.troyNow)) }
+        // ana has no favourites: without --at there is no sensor, and the widgets are the placeholder (grey,
+        // no number, no sensor id), not an error.
+        let ana = try WidgetsScreen.build(world, F.params("ana", F.troyNow))
+        #expect(ana == WidgetsScreen.placeholder)
+        #expect(ana.lockScreen.basis == "placeholder" && ana.lockScreen.sensorId == nil && ana.lockScreen.aqi == nil)
+        #expect(ana.tile == WidgetsScreen.Tile(value: nil, label: "-", title: "No data", background: "#8E8E93", foreground: "#000000"))
+        // ... and so is ana far from every sensor (Berlin).
+        #expect(try WidgetsScreen.build(world, F.params("ana", F.troyNow, at: (52.52, 13.405))) == WidgetsScreen.placeholder)
+        // The placeholder's JSON leaves the missing keys out, as every model does; a missing bar is a null in
+        // its place.
+        let json = String(decoding: try JSONEncoder().encode(ana), as: UTF8.self)
+        #expect(!json.contains("sensorId") && !json.contains("\"aqi\"") && json.contains("\"basis\":\"placeholder\""))
+        #expect(json.contains("\"recent\":[null,null,null,null]"))
     }
 
     @Test func tileTextContrastsWithEveryEPAColour() {
