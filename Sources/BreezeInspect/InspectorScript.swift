@@ -359,7 +359,7 @@ extension InspectorScript {
       return h('div', {}, h('div', { style: 'display:flex;gap:12px;align-items:center' }, svg,
         h('div', { style: 'flex:1' }, h('div', { class: 'title' }, m.name), h('div', { class: 'muted' }, m.source + ':' + m.sensorId),
           h('div', { class: 'sub', 'data-updated': m.updated ? m.updated.seconds : '' }, (m.updated ? 'updated ' + m.updated.text : 'no reading')
-            + (m.distance !== undefined && m.distance !== null ? ' · ' + m.distance + ' km away' : '') + (m.isStale ? ' · stale' : ''))),
+            + (m.distanceKm !== undefined && m.distanceKm !== null ? ' · ' + m.distanceKm + ' km away' : '') + (m.isStale ? ' · stale' : ''))),
         star, explainButton('favourite ' + m.sensorId, o.user)), legend);
     };
 
@@ -393,7 +393,7 @@ extension InspectorScript {
           h('div', { class: 'glow', 'data-aqi': m.aqi === undefined ? '' : m.aqi, 'data-colour': m.colour || '',
                      style: 'font-size:54px;font-weight:800;color:' + (m.colour || GREY) + ';text-shadow:0 0 18px ' + (m.colour || GREY) + '66' }, m.aqi === undefined ? '–' : m.aqi),
           h('div', {}, h('div', { class: 'title' }, m.name), h('div', { class: 'muted' }, (m.category || 'no current reading') + (m.beyondIndex ? ' · Beyond the AQI' : '')
-                                                             + ' · correction ' + m.correction + ' · updated ' + (m.updated || 'never')), scale)),
+                                                             + ' · correction ' + m.correction + ' · updated ' + (m.updated ? m.updated.time + ' (' + m.updated.text + ')' : 'never')), scale)),
         h('div', { class: 'muted', style: 'margin-top:8px' }, 'Last 24 hours (NowCast AQI; top of the chart ' + top + ')'), bars, advice,
         h('div', { class: 'grid2', style: 'grid-template-columns:1fr 1fr 1fr;margin-top:8px' },
           measure('Temperature', m.temperature), measure('Humidity', m.humidity), measure('PM2.5', m.pm25)),
@@ -479,7 +479,7 @@ extension InspectorScript {
         h('div', { class: 'tile', 'data-widget': 'tile', 'data-background': t ? t.background : '', style: t ? 'background:' + t.background + ';color:' + t.foreground : '' },
           h('div', { style: 'font-size:34px;font-weight:800' }, t ? t.label : '–'), h('div', {}, t ? t.title : 'no reading')),
         a ? h('div', { class: 'tile', style: 'grid-column:span 2;display:flex;gap:10px;align-items:center', 'data-widget': 'live' },
-          badge(a.aqi, a.colour), h('span', {}, a.name, ' ', ARROW[a.direction] || ''), spark) : '');
+          badge(a.aqi, a.colour), h('span', {}, a.name, ' ', ARROW[a.trend] || ''), spark) : '');
     };
 
     // Data sources and corrections.

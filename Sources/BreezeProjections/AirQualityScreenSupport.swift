@@ -5,6 +5,22 @@ public import BreezeAirQuality
 /// category and the category's official colour (`shared/docs/domain.md` sections 1.4 and 9). All nil when the
 /// sensor has no NowCast for the last complete hour (fewer than 2 of the 3 latest hours have data,
 /// domain.md section 2): the app shows a dash, never 0.
+/// How fresh a sensor's newest reading is, the same object on every screen that says it (sheet, detail).
+public struct Updated: Codable, Equatable, Sendable {
+    /// When the newest reading's measurement ended, ISO 8601 UTC to the second: a PurpleAir reading's time; a
+    /// monitor's hour that ended (a reading for 21:00-22:00 says 22:00, not the hour in progress).
+    public var time: String
+    /// Age, seconds (domain.md section 7: now − last reading for PurpleAir, now − end of the observation hour
+    /// for monitors; 0 when that end is still ahead of now).
+    public var seconds: Int64
+    /// "just now", "12 min ago", "3 h ago", "9 days ago".
+    public var text: String
+
+    public init(time: String, seconds: Int64, text: String) {
+        self.time = time; self.seconds = seconds; self.text = text
+    }
+}
+
 public struct AirQualityBadge: Codable, Equatable, Sendable {
     /// The NowCast AQI, 0...500 (500 when `beyondIndex`).
     public var aqi: Int?
@@ -182,6 +198,12 @@ enum AirQualityScreenSupport {
 
     static func ageSeconds(_ q: SensorAirQuality) -> Int64? {
         ageSeconds(lastReading: q.lastReading, source: q.sensor.source, now: q.now)
+    }
+
+    /// The `Updated` of a sensor's newest reading at `q.now`, nil without one.
+    static func updated(_ q: SensorAirQuality) -> Updated? {
+        guard let t = q.lastReading, let age = ageSeconds(q) else { return nil }
+        return Updated(time: iso(q.sensor.source == "purpleair" ? t : t + 3600), seconds: max(0, age), text: agoText(age))
     }
 
     /// Fresh, stale (PurpleAir > 60 min, monitors > 3 h) or hidden (> 7 days, or no reading at all).

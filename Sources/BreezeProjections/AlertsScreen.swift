@@ -114,7 +114,7 @@ public enum AlertsScreen: Screen {
         public var id: String
         /// The sensor named in the request, if any.
         public var sensorId: String?
-        /// When it was requested: the event's hybrid-logical-clock time, ISO 8601 UTC with milliseconds.
+        /// When it was requested: the event's hybrid-logical-clock time, ISO 8601 UTC to the second.
         public var time: String
 
         enum CodingKeys: String, CodingKey { case id, sensorId, time }
@@ -171,7 +171,7 @@ public enum AlertsScreen: Screen {
         var test: TestAlert?
         if let newest = user.testAlerts.facts.values.max(by: { $0.stamp < $1.stamp }) {
             test = TestAlert(id: newest.stamp.id.description, sensorId: newest.value.isEmpty ? nil : newest.value,
-                             time: ISOTime.format(millis: Int64(newest.stamp.hlc.physicalMillis)))
+                             time: LocalStandardTime.iso(Int64(newest.stamp.hlc.physicalMillis / 1000)))
         }
         return Model(threshold: Threshold(name: threshold.name, title: threshold.title,
                                           aqi: threshold.aqiRange.lowerBound, colour: threshold.colourHex),

@@ -94,7 +94,7 @@ public enum BiomarkerScreen: Screen {
             return Biomarker(readingType: type, readingCount: count, minReading: target?.minReading ?? defaultMinReading,
                              maxReading: maxReading, icon: target?.icon ?? defaultIcon, hasTarget: target != nil,
                              progress: progress, latestValue: last?.value, unit: last?.unit,
-                             latestTime: last.map { ISOTime.format(millis: $0.time * 1000) })
+                             latestTime: last.map { LocalStandardTime.iso($0.time) })
         }
         return Model(user: p.user, date: FactScreenCalendar.iso(day), biomarkers: gauges,
                      message: shown ? nil : "\(DataSource.named(source)?.name ?? source) is turned off")

@@ -70,8 +70,8 @@ public enum DetailScreen: Screen {
         public var isStale: Bool
         /// `fresh`, `stale` or `hidden` (older than 7 days, or no reading at all).
         public var freshness: String
-        /// Time of the newest reading at or before now, ISO 8601 UTC; nil when there is none.
-        public var updated: String?
+        /// How fresh the newest reading at or before now is (the sheet's object); nil when there is none.
+        public var updated: Updated?
         /// The NowCast AQI for the last complete hour; nil when fewer than 2 of the 3 latest hours have data.
         public var aqi: Int?
         /// The category name of `aqi`.
@@ -120,7 +120,7 @@ public enum DetailScreen: Screen {
         let freshness = S.freshness(q)
         return Model(
             sensorId: sensor.sensor, source: sensor.source, name: sensor.name, correction: q.correction.id,
-            isStale: freshness != .fresh, freshness: freshness.rawValue, updated: q.lastReading.map(S.iso),
+            isStale: freshness != .fresh, freshness: freshness.rawValue, updated: S.updated(q),
             aqi: current?.aqi, category: current?.category.name, colour: current?.category.colourHex,
             beyondIndex: current?.beyondIndex ?? false,
             scalePosition: current.map { min(1, max(0, Double($0.aqi) / 500)) },
@@ -140,7 +140,7 @@ public enum DetailScreen: Screen {
         typealias S = AirQualityScreenSupport
         var out: [String] = []
         out.append("\(m.name) (\(m.source):\(m.sensorId))  correction \(m.correction)")
-        out.append("updated \(m.updated ?? "never")\(m.isStale ? "  [stale]" : "")")
+        out.append("updated \(m.updated.map { "\($0.time) (\($0.text))" } ?? "never")\(m.isStale ? "  [stale]" : "")")
         if let aqi = m.aqi {
             out.append("AQI \(aqi)  \(S.title(m.category))\(m.beyondIndex ? "  Beyond the AQI" : "")  \(m.colour ?? "")")
             let width = 50, filled = Int(((m.scalePosition ?? 0) * Double(width)).rounded())

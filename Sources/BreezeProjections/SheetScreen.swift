@@ -7,15 +7,6 @@ public enum SheetScreen: Screen {
     public static let name = "sheet"
     public static let summary = "the selected sensor's sheet: AQI badge, how fresh, how far (--at), favourite star, legend (--sensor)"
 
-    /// How fresh the reading is.
-    public struct Updated: Codable, Equatable, Sendable {
-        /// "just now", "12 min ago", "3 h ago", "9 days ago".
-        public var text: String
-        /// Age of the newest reading, seconds (domain.md section 7: now − last reading for PurpleAir, now −
-        /// end of the observation hour for monitors; 0 when that end is still ahead of now).
-        public var seconds: Int64
-    }
-
     /// One legend row, with the badge's category marked.
     public struct LegendRow: Codable, Equatable, Sendable {
         /// `good` ... `hazardous`.
@@ -48,7 +39,7 @@ public enum SheetScreen: Screen {
         public var isStale: Bool
         /// Great-circle (haversine, R = 6371 km) distance from `--at`, km, rounded to 0.01; nil without a
         /// position or without a sensor location.
-        public var distance: Double?
+        public var distanceKm: Double?
         /// True when the sensor is among the user's favourites (as `source:id` or its id).
         public var isFavourite: Bool
         /// The six EPA categories with their AQI ranges and colours.
@@ -62,12 +53,11 @@ public enum SheetScreen: Screen {
         let user = try world.userState(user: p.user)
         let q = try world.airQuality(sensor, user: user, now: p.now, hours: 1)
         let badge = AirQualityBadge(q.current)
-        let age = S.ageSeconds(q)
         return Model(
             sensorId: sensor.sensor, source: sensor.source, name: sensor.name, badge: badge,
-            updated: age.map { Updated(text: S.agoText($0), seconds: max(0, $0)) },
+            updated: S.updated(q),
             isStale: S.freshness(q) != .fresh,
-            distance: S.distanceKm(sensor, p.at).map { S.rounded($0, 2) },
+            distanceKm: S.distanceKm(sensor, p.at).map { S.rounded($0, 2) },
             isFavourite: S.isFavourite(sensor, user),
             legend: AirQualityLegendEntry.all.map {
                 LegendRow(category: $0.category, title: $0.title, low: $0.low, high: $0.high, colour: $0.colour,
@@ -81,7 +71,7 @@ public enum SheetScreen: Screen {
         var out = ["\(m.isFavourite ? "★" : "☆") \(m.name) (\(m.source):\(m.sensorId))"]
         out.append(S.badgeText(m.badge) + (m.badge.colour.map { "  \($0)" } ?? ""))
         let fresh = m.updated.map { "updated \($0.text) (\($0.seconds) s)" } ?? "no readings"
-        let far = m.distance.map { "\(S.fixed($0, 2)) km away" } ?? "distance unknown (give --at)"
+        let far = m.distanceKm.map { "\(S.fixed($0, 2)) km away" } ?? "distance unknown (give --at)"
         out.append("\(fresh)\(m.isStale ? " [stale]" : "")  ·  \(far)")
         for row in m.legend {
             out.append((row.isCurrent ? "> " : "  ") + S.right("\(row.low)-\(row.high)", 7) + "  " + row.colour + "  " + row.title)

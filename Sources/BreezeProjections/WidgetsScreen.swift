@@ -46,7 +46,7 @@ public enum WidgetsScreen: Screen {
         public var colour: String?
         /// `rising`, `falling` or `steady`: the AQI now against 3 hours earlier (steady within 5 % and 0.5);
         /// nil when either is missing.
-        public var direction: String?
+        public var trend: String?
         /// The last 4 hourly bars, oldest first (3 hours ago ... now): NowCast AQI, nil for a missing hour as
         /// in the detail chart.
         public var recent: [Int?]
@@ -98,7 +98,7 @@ public enum WidgetsScreen: Screen {
                                    category: r?.category.name, colour: r?.colour, isStale: S.freshness(q) != .fresh,
                                    basis: basis, distanceKm: S.distanceKm(sensor, p.at).map { S.rounded($0, 2) }),
             liveActivity: LiveActivity(name: sensor.name, aqi: r?.aqi, category: r?.category.name, colour: r?.colour,
-                                       direction: t.trend?.rawValue, recent: recent),
+                                       trend: t.trend?.rawValue, recent: recent),
             tile: Tile(value: r?.aqi, label: r.map { String($0.aqi) } ?? "-",
                        title: r.map { $0.beyondIndex ? "Beyond the AQI" : $0.category.title } ?? "No data",
                        background: background, foreground: textColour(on: background)))
@@ -113,7 +113,7 @@ public enum WidgetsScreen: Screen {
         let grey = "#8E8E93"
         return Model(lockScreen: LockScreen(sensorId: nil, source: nil, name: placeholderName, aqi: nil, category: nil, colour: nil,
                                             isStale: false, basis: "placeholder", distanceKm: nil),
-                     liveActivity: LiveActivity(name: placeholderName, aqi: nil, category: nil, colour: nil, direction: nil,
+                     liveActivity: LiveActivity(name: placeholderName, aqi: nil, category: nil, colour: nil, trend: nil,
                                                 recent: [nil, nil, nil, nil]),
                      tile: Tile(value: nil, label: "-", title: "No data", background: grey, foreground: textColour(on: grey)))
     }
@@ -135,7 +135,7 @@ public enum WidgetsScreen: Screen {
     public static func render(_ m: Model) -> [String] {
         typealias S = AirQualityScreenSupport
         let l = m.lockScreen, a = m.liveActivity, t = m.tile
-        let arrow = ["rising": "↑ rising", "falling": "↓ falling", "steady": "→ steady"][a.direction ?? ""] ?? "? unknown"
+        let arrow = ["rising": "↑ rising", "falling": "↓ falling", "steady": "→ steady"][a.trend ?? ""] ?? "? unknown"
         return [
             "Lock Screen    " + S.right(l.aqi.map(String.init) ?? "-", 3) + "  " + S.title(l.category) + "  " + l.name
                 + " (\(l.basis)\(l.distanceKm.map { ", \(S.fixed($0, 2)) km" } ?? ""))" + (l.isStale ? "  [stale]" : ""),

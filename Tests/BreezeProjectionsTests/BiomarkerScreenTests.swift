@@ -21,7 +21,7 @@ struct BiomarkerScreenTests {
         // 288 readings (every 5 minutes); no target: the app's default 0...3 and `drop`, progress capped at 1.
         #expect(g.readingType == "Blood Glucose" && g.readingCount == 288 && !g.hasTarget)
         #expect(g.minReading == 0 && g.maxReading == 3 && g.icon == "drop" && g.progress == 1)
-        #expect(g.latestValue == 72 && g.unit == "mg/dL" && g.latestTime == "2010-03-25T23:56:00.000Z")
+        #expect(g.latestValue == 72 && g.unit == "mg/dL" && g.latestTime == "2010-03-25T23:56:00Z")
         #expect(BiomarkerScreen.render(m).contains { $0.contains("288/3") && $0.contains("(default)") })
     }
 
@@ -29,7 +29,7 @@ struct BiomarkerScreenTests {
         let world = FactWorld(events: try FactScreenWorlds.glucose())
         let noon = try BiomarkerScreen.build(world, Self.params(now: "2010-03-25T12:00:00Z"))
         #expect(noon.biomarkers[0].readingCount == 144 && noon.biomarkers[0].latestValue == 122)
-        #expect(noon.biomarkers[0].latestTime == "2010-03-25T11:56:00.000Z")
+        #expect(noon.biomarkers[0].latestTime == "2010-03-25T11:56:00Z")
         // The first day of the export starts at 09:51: 170 readings, the last at 23:56 (128 mg/dL).
         let first = try BiomarkerScreen.build(world, Self.params(now: "2010-04-01T00:00:00Z", date: "2010-03-24"))
         #expect(first.date == "2010-03-24" && first.biomarkers[0].readingCount == 170 && first.biomarkers[0].latestValue == 128)

@@ -16,7 +16,7 @@ struct WidgetsScreenTests {
                                                          basis: "nearest", distanceKm: 0.43))
         // NowCast AQI 18:00..21:00 (python3, EPA-corrected): 42, 40, 39, 93; 93 vs 42 three hours earlier: rising.
         #expect(m.liveActivity == WidgetsScreen.LiveActivity(name: "North Central Troy #1", aqi: 93, category: "moderate",
-                                                             colour: "#FFFF00", direction: "rising", recent: [42, 40, 39, 93]))
+                                                             colour: "#FFFF00", trend: "rising", recent: [42, 40, 39, 93]))
         #expect(m.tile == WidgetsScreen.Tile(value: 93, label: "93", title: "Moderate", background: "#FFFF00", foreground: "#000000"))
     }
 
@@ -25,7 +25,7 @@ struct WidgetsScreenTests {
         // bo's favourites sorted: "149970" < "87173". Uncorrected 149970 (python3): 18:00 46, 19:00 missing
         // (the 30-minute gap), 20:00 42, 21:00 42; 42 vs 46 falling.
         #expect(m.lockScreen.sensorId == "149970" && m.lockScreen.basis == "favourite" && m.lockScreen.distanceKm == nil)
-        #expect(m.liveActivity.recent == [46, nil, 42, 42] && m.liveActivity.direction == "falling")
+        #expect(m.liveActivity.recent == [46, nil, 42, 42] && m.liveActivity.trend == "falling")
         #expect(m.tile.value == 42 && m.tile.background == "#00E400" && m.tile.foreground == "#000000")
         // bo's USG reading of 87173 (AQI 150) gives an orange tile with black text.
         let near = try WidgetsScreen.build(try F.world(), F.params("bo", F.troyNow, at: (42.7450, -73.6800)))
@@ -40,11 +40,11 @@ struct WidgetsScreenTests {
         let cy = try WidgetsScreen.build(world, F.params("cy", F.troyNow, at: F.troyUser))
         #expect(cy.lockScreen.sensorId == "370630099" && cy.lockScreen.basis == "favourite" && cy.lockScreen.isStale)
         #expect(cy.tile == WidgetsScreen.Tile(value: nil, label: "-", title: "No data", background: "#8E8E93", foreground: "#000000"))
-        #expect(cy.liveActivity.aqi == nil && cy.liveActivity.direction == nil && cy.liveActivity.recent == [nil, nil, nil, nil])
+        #expect(cy.liveActivity.aqi == nil && cy.liveActivity.trend == nil && cy.liveActivity.recent == [nil, nil, nil, nil])
         // In 2019 at 20:30 (python3): bars 16:00 missing (NowCast invalid), 17-19: 53, 53, 52; no AQI 3 hours
         // earlier, so no direction.
         let y2019 = try WidgetsScreen.build(world, F.params("cy", F.t("2019-08-19T20:30")))
-        #expect(y2019.liveActivity.recent == [nil, 53, 53, 52] && y2019.liveActivity.direction == nil)
+        #expect(y2019.liveActivity.recent == [nil, 53, 53, 52] && y2019.liveActivity.trend == nil)
         #expect(y2019.lockScreen.aqi == 52 && !y2019.lockScreen.isStale)
         // ana has no favourites: without --at there is no sensor, and the widgets are the placeholder (grey,
         // no number, no sensor id), not an error.
