@@ -7,7 +7,9 @@ enum ScreenCommand {
     static var usage: String {
         """
         usage: breeze screen NAME [--user ID] [--at LAT,LON] [--sensor [SOURCE:]ID] [--bbox S,W,N,E] [--date YYYY-MM-DD]
-                             [--now ISO8601] [--metric aqi|temperature|humidity|pm25] [--db PATH] [--json]
+                             [--now ISO8601] [--metric aqi|temperature|humidity|pm25] [--tz ZONE] [--db PATH] [--json]
+        --tz ZONE: the user's IANA time zone (e.g. America/New_York): today on the pollen, climate and biomarker
+                   screens (default UTC); history uses the sensor's own zone
         screens:
         """ + Screens.all.map { "\n  \(pad($0.name, 12))\($0.summary)" }.joined()
     }
@@ -28,11 +30,11 @@ enum ScreenCommand {
         for l in lines { ctx.console.out(l) }
     }
 
-    /// The screen options (`--at --sensor --bbox --date --now --metric`; `--user` and `--json` are global),
-    /// shared with `breeze replay`.
-    static let options: Set<String> = ["at", "sensor", "bbox", "date", "now", "metric"]
+    /// The screen options (`--at --sensor --bbox --date --now --metric --tz`; `--user` and `--json` are
+    /// global), shared with `breeze replay`.
+    static let options: Set<String> = ["at", "sensor", "bbox", "date", "now", "metric", "tz"]
     /// Their usage text.
-    static let optionsUsage = "[--user ID] [--at LAT,LON] [--sensor [SOURCE:]ID] [--bbox S,W,N,E] [--date YYYY-MM-DD] [--now ISO8601] [--metric aqi|temperature|humidity|pm25]"
+    static let optionsUsage = "[--user ID] [--at LAT,LON] [--sensor [SOURCE:]ID] [--bbox S,W,N,E] [--date YYYY-MM-DD] [--now ISO8601] [--metric aqi|temperature|humidity|pm25] [--tz ZONE]"
 
     /// The model the replica computes, as JSON or as text.
     static func output<S: Screen>(_ screen: S.Type, _ replica: Replica, _ p: ScreenParameters, json: Bool) throws -> [String] {
@@ -75,6 +77,13 @@ enum ScreenCommand {
             p.bbox = (v[0], v[1], v[2], v[3])
         }
         p.sensor = a.options["sensor"]
+        if let z = a.options["tz"] {
+            // The user's zone, as the phone's TimeZone.current; checked here so the error names the option.
+            guard LocalTime(timeZone: z).isKnown else {
+                throw .failure("--tz '\(z)': not a time zone in the time-zone database (e.g. America/New_York, Europe/Berlin, UTC)")
+            }
+            p.timeZone = z
+        }
         if let d = a.options["date"] {
             guard d.count == 10, DateParsing.isoDateTime(d + "T00:00:00Z") != nil else { throw .failure("--date '\(d)': expected YYYY-MM-DD") }
             p.date = d

@@ -13,7 +13,10 @@ import BreezeCore
 ///   (degrees C; F converted). Other parameters are reported once each, as skipped, with their name.
 /// - Source `airnow`, sensor = `Site AQS` (9 digits, zero-padded when a spreadsheet dropped the leading
 ///   zero). One `sensor.register` per site, named by `Site`, located at `--at` when given (the export
-///   carries no coordinates).
+///   carries no coordinates). Its time zone is the file's `Offset (LST)` as the IANA fixed-offset zone of
+///   that standard time (`-05:00` -> `Etc/GMT+5`: POSIX signs are inverted), so the site's days are at least
+///   local standard days; a region zone held already (`America/New_York`, with daylight saving) is kept
+///   over it (`FactImport`). An offset that is not whole hours gives no zone.
 /// - **QC codes.** A non-zero `QC Code` marks a value AirNow flagged; such a value is NOT used (the row is
 ///   reported as skipped, `QC code N: value V not used`). Evidence in the real Burdens Creek file: the only
 ///   non-zero code is 9, on 6 rows: NO2 and O3 at -3 ppb, and PM2.5 stuck at 10.1 ug/m3 for 2019-08-19
@@ -42,7 +45,7 @@ public enum AirNowTechCSVImporter: Importer {
             throw ImportError(file: file, "not an AirNow-Tech long CSV: missing column(s) \(missing.joined(separator: ", "))")
         }
         let cName = table.column("Site"), cPOC = table.column("POC"), cParamCode = table.column("Param AQS")
-        let cQC = table.column("QC Code")
+        let cQC = table.column("QC Code"), cOffset = table.column("Offset (LST)")
 
         var out = MonitorCollector(file: file, source: "airnow")
         for (line, fields) in table.rows {
@@ -60,7 +63,7 @@ public enum AirNowTechCSVImporter: Importer {
             }
             out.register(SensorRegistration(sensor: sensor, name: row[cName] ?? sensor, source: "airnow", kind: "monitor",
                                             latitude: options.at?.latitude, longitude: options.at?.longitude,
-                                            timeZone: nil), line: line)
+                                            timeZone: row[cOffset].flatMap(fixedZone)), line: line)
             guard let dateText = row[cDate], let date = DateParsing.date(dateText),
                   let timeText = row[cTime], let tod = DateParsing.timeOfDay(timeText) else {
                 out.skip(line: line, "bad date/time '\(row[cDate] ?? "")' '\(row[cTime] ?? "")'"); continue
@@ -81,6 +84,16 @@ public enum AirNowTechCSVImporter: Importer {
             out.add(sensor: sensor, time: time, line: line, [(mapping.quantity, value)], rank: rank)
         }
         return out.finish()
+    }
+
+    /// The IANA zone of a fixed standard offset `±HH:MM` with whole hours: `-05:00` -> `Etc/GMT+5`,
+    /// `+01:00` -> `Etc/GMT-1`, `+00:00` -> `Etc/GMT`; nil otherwise.
+    static func fixedZone(_ offset: String) -> String? {
+        let u = Array(offset.utf8)
+        guard u.count == 6, u[0] == 0x2B || u[0] == 0x2D, u[3] == 0x3A, u[4] == 0x30, u[5] == 0x30,
+              let h = Int(String(decoding: u[1..<3], as: UTF8.self)), h <= 14 else { return nil }
+        if h == 0 { return "Etc/GMT" }
+        return "Etc/GMT" + (u[0] == 0x2D ? "+" : "-") + String(h)
     }
 
     /// AirNow-Tech `Param` names (or their prefix before `-`) to quantities; `preferredCodes` ranks AQS

@@ -127,7 +127,7 @@ public enum AlertsScreen: Screen {
         let threshold = user.effectiveAlertCategory
         let onClear = user.effectiveOnClear
         let enabled = user.effectiveAlertsEnabled
-        let lastHour = LocalStandardTime.hourStart(p.now) - 3600
+        let lastHour = LocalTime.hourStart(p.now) - 3600
         let windowStart = lastHour - Int64(windowHours - 1) * 3600
         let sensors = try world.sensors()
 
@@ -160,7 +160,7 @@ public enum AlertsScreen: Screen {
                 guard isAbove != above else { continue }
                 above = isAbove
                 events.append(AlertEvent(sensorId: sensor.sensor, source: sensor.source, kind: isAbove ? "fired" : "cleared",
-                                         hour: LocalStandardTime.iso(q.hours[i].hour), aqi: r.aqi,
+                                         hour: LocalTime.iso(q.hours[i].hour), aqi: r.aqi,
                                          category: r.category.name, notified: isAbove || onClear == .notify))
             }
         }
@@ -171,12 +171,12 @@ public enum AlertsScreen: Screen {
         var test: TestAlert?
         if let newest = user.testAlerts.facts.values.max(by: { $0.stamp < $1.stamp }) {
             test = TestAlert(id: newest.stamp.id.description, sensorId: newest.value.isEmpty ? nil : newest.value,
-                             time: LocalStandardTime.iso(Int64(newest.stamp.hlc.physicalMillis / 1000)))
+                             time: LocalTime.iso(Int64(newest.stamp.hlc.physicalMillis / 1000)))
         }
         return Model(threshold: Threshold(name: threshold.name, title: threshold.title,
                                           aqi: threshold.aqiRange.lowerBound, colour: threshold.colourHex),
                      onClear: onClear.name, enabled: enabled,
-                     windowStart: LocalStandardTime.iso(windowStart), windowEnd: LocalStandardTime.iso(lastHour),
+                     windowStart: LocalTime.iso(windowStart), windowEnd: LocalTime.iso(lastHour),
                      watched: watched, events: events, testAlert: test)
     }
 

@@ -6,10 +6,10 @@ import BreezeCore
 /// - Which types: every type with a target (`UserState.biomarkerTargets`) and every type with readings on
 ///   the day, sorted by name. A type without a target uses the app's default gauge: `minReading` 0,
 ///   `maxReading` 3, icon `drop` (`hasTarget` false).
-/// - Today: the UTC day of `p.now` (or the day `p.date` names), from 00:00 UTC up to and including `p.now`:
-///   readings after `now` are not counted, so the screen as of a moment never shows later data. UTC, not the
-///   wearer's local day: the log stores instants and `UserState` holds no time zone (a glucose export's naive
-///   local times are placed with the import's `--utc-offset`).
+/// - Today: the local day of `p.now` in the device's zone `p.timeZone` (or the day `p.date` names), from local
+///   midnight up to and including `p.now`: readings after `now` are not counted, so the screen as of a moment
+///   never shows later data. In New York the gauge resets at local midnight (04:00 or 05:00 UTC), not at
+///   19:00 the evening before; the model names the zone (`timeZone`). Without `p.timeZone` the day is UTC's.
 /// - `readingCount`: the user's `health:<user>` readings of the type in that window (one per distinct time;
 ///   the store keeps one reading per type and time).
 /// - `progress`: `readingCount / maxReading`, capped at 1 (1 when the target is 0 or less and a reading
@@ -34,8 +34,10 @@ public enum BiomarkerScreen: Screen {
     public struct Model: Codable, Equatable, Sendable {
         /// Whose readings these are.
         public var user: String
-        /// The day counted, `YYYY-MM-DD` (UTC).
+        /// The day counted, `YYYY-MM-DD` on the local calendar of `timeZone`.
         public var date: String
+        /// The IANA zone of that day (`UTC` without one).
+        public var timeZone: String
         /// One gauge per reading type, sorted by `readingType`.
         public var biomarkers: [Biomarker]
         /// Why the readings are hidden ("Glucose monitor is turned off"), nil when they are shown.
@@ -71,8 +73,10 @@ public enum BiomarkerScreen: Screen {
 
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         let day = try FactScreenCalendar.referenceDay(p)
-        let start = FactScreenCalendar.startOfDay(day)
-        let end = min(start + 86_400, p.now + 1)   // [start, end)
+        let zone = try FactScreenCalendar.userZone(p)
+        let dayNumber = ISOTime.days(year: Int64(day.year), month: Int64(day.month), day: Int64(day.day))
+        let start = zone.start(ofDay: dayNumber)
+        let end = min(zone.start(ofDay: dayNumber + 1), p.now + 1)   // [start, end): 23, 24 or 25 hours
         let state = try world.userState(user: p.user)
         var counts: [String: Int] = [:]
         var latest: [String: BiomarkerReading] = [:]
@@ -94,14 +98,14 @@ public enum BiomarkerScreen: Screen {
             return Biomarker(readingType: type, readingCount: count, minReading: target?.minReading ?? defaultMinReading,
                              maxReading: maxReading, icon: target?.icon ?? defaultIcon, hasTarget: target != nil,
                              progress: progress, latestValue: last?.value, unit: last?.unit,
-                             latestTime: last.map { LocalStandardTime.iso($0.time) })
+                             latestTime: last.map { LocalTime.iso($0.time) })
         }
-        return Model(user: p.user, date: FactScreenCalendar.iso(day), biomarkers: gauges,
+        return Model(user: p.user, date: FactScreenCalendar.iso(day), timeZone: zone.zone, biomarkers: gauges,
                      message: shown ? nil : "\(DataSource.named(source)?.name ?? source) is turned off")
     }
 
     public static func render(_ model: Model) -> [String] {
-        var out = ["Biomarkers for \(model.user) on \(model.date) (UTC)", ""]
+        var out = ["Biomarkers for \(model.user) on \(model.date) (\(model.timeZone))", ""]
         if let message = model.message { out.insert(message, at: 1) }
         let width = max(12, model.biomarkers.map(\.readingType.count).max() ?? 0) + 2
         for b in model.biomarkers {

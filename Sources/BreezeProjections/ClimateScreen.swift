@@ -8,7 +8,8 @@ import BreezeAirQuality
 ///   nearest `p.at` among stations whose `temperature` facts carry coordinates (haversine; ties to the smaller
 ///   id), within `stationLimitKm`: beyond it the model says `no-station` (a station 6,000 km away describes
 ///   another climate). Neither given is an error (a question the screen cannot ask).
-/// - Date: the calendar date (month and day) of `p.date`, else of the UTC date of `p.now`. Only days on or
+/// - Date: the calendar date (month and day) of `p.date`, else of `p.now` on the user's calendar
+///   (`p.timeZone`, named in `timeZone`). Only days on or
 ///   before that reference day are used, so the chart shows the history as of then, never later data.
 /// - Temperature: a single day's maximum is weather, not climate, so each point is the mean of the daily
 ///   maxima (`tmax`, `DailyTemperature.maxC`) over a window of `windowDays` days either side of the date
@@ -63,6 +64,8 @@ public enum ClimateScreen: Screen {
         public var date: String
         /// The reference day, `YYYY-MM-DD` (nothing after it is used).
         public var referenceDate: String
+        /// The IANA zone whose calendar gave the reference day (`UTC` without one).
+        public var timeZone: String
         /// What each point's temperature is: `tmax-window`, the mean daily maximum around the date.
         public var measure: String
         /// Days either side of the date in each point's window.
@@ -108,12 +111,13 @@ public enum ClimateScreen: Screen {
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         let ref = try FactScreenCalendar.referenceDay(p)
         let refDate = FactScreenCalendar.iso(ref)
+        let zone = try FactScreenCalendar.userZone(p).zone
         guard let md = MonthDay(month: ref.month, day: ref.day) else { throw ScreenError("--date '\(refDate)' is not a calendar date") }
         let user = try world.userState(user: p.user)
         let fahrenheit = user.effectiveUnit == .fahrenheit
         func empty(_ status: String, _ message: String, station: String? = nil, distance: Double? = nil) -> Model {
             Model(status: status, message: message, station: station, latitude: nil, longitude: nil,
-                  distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description, referenceDate: refDate,
+                  distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description, referenceDate: refDate, timeZone: zone,
                   measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C", data: [], baselineYear: nil,
                   change: nil, changeClass: nil, skippedYears: [])
         }
@@ -194,7 +198,7 @@ public enum ClimateScreen: Screen {
                      message: enough ? nil : "Not enough history: \(years[0])-\(years[years.count - 1]) is under \(minimumSpanYears) years",
                      station: station, latitude: location?.0, longitude: location?.1,
                      distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description,
-                     referenceDate: refDate, measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C",
+                     referenceDate: refDate, timeZone: zone, measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C",
                      data: points, baselineYear: years[0], change: enough ? shownDifference(change) : nil,
                      changeClass: enough ? cls(change) : nil, skippedYears: skipped)
     }

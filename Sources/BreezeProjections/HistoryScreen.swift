@@ -5,21 +5,25 @@ import BreezeAirQuality
 /// (the app's "History compares the week's daily highs with last week and lets you drag through today's
 /// PM2.5"; issue 5, "History").
 ///
-/// - A day is a calendar day in the sensor's **local standard time** (`LocalStandardTime`; domain.md sections
-///   1.3 and 9): midnight to midnight at the zone's standard offset, never shifted for daylight saving.
-///   An hour belongs to the day its start (hour-beginning) falls in.
+/// - A day is a calendar day on the sensor's wall clock (`LocalTime`: its IANA zone, daylight saving
+///   included), so "Tuesday" and "today" are the days the phone's calendar shows, and today's hours are the
+///   hours its clock shows (a summer day in New York starts at 04:00 UTC). An hour belongs to the day its start
+///   (hour-beginning) falls in. domain.md sections 1.3 and 9 name local *standard* time: that is the EPA's rule
+///   for a regulatory daily mean (`DailyAverage`); these bars are the highs a person sees on their calendar, so
+///   they follow the clock (issue 16).
 /// - The daily high is the **maximum of the hourly NowCast AQI** over the hours of that day (domain.md section
 ///   9, "daily highs (History) use the daily maximum of hourly NowCast AQI"), not the EPA's daily 24-hour-mean
 ///   AQI: the app's bars are highs. Hours come from `SensorAirQuality`, so a PurpleAir sensor's values carry
 ///   the user's correction. Only complete hours count (the hour in progress has no value yet); a day where no
 ///   hour has a valid NowCast has no high (`aqi` nil), never 0.
-/// - `thisWeek` is the 7 days ending with the LST day of `p.now` (today so far), oldest first; `lastWeek` the 7
-///   days before them, so `thisWeek[i]` and `lastWeek[i]` are the same weekday.
-/// - `today` is today's (LST) hourly PM2.5 from local midnight to the last complete hour, oldest first, in
-///   µg/m³ rounded to 0.1; a missing hour has `pm25` nil (JSON null).
+/// - `thisWeek` is the 7 days ending with the local day of `p.now` (today so far), oldest first; `lastWeek` the
+///   7 days before them, so `thisWeek[i]` and `lastWeek[i]` are the same weekday.
+/// - `today` is today's hourly PM2.5 from local midnight to the last complete hour, oldest first, in µg/m³
+///   rounded to 0.1 (a missing hour has `pm25` nil, JSON null), each with its local hour and local time; a day
+///   of a daylight-saving change has 23 or 25 hours.
 public enum HistoryScreen: Screen {
     public static let name = "history"
-    public static let summary = "daily highs of NowCast AQI this week and last (local standard time), today's PM2.5"
+    public static let summary = "daily highs of NowCast AQI this week and last (the sensor's local days), today's PM2.5"
 
     /// The History read model.
     public struct Model: Codable, Equatable, Sendable {
@@ -29,11 +33,11 @@ public enum HistoryScreen: Screen {
         public var source: String
         /// The sensor's display name.
         public var name: String
-        /// The zone whose standard offset defines the days (`UTC` when the sensor has none).
+        /// The IANA zone whose wall clock defines the days (`UTC` when the sensor has none).
         public var timeZone: String
-        /// The standard offset used, e.g. `-05:00`.
+        /// Its offset from UTC at `now`, e.g. `-04:00` in summer in New York.
         public var utcOffset: String
-        /// False when the zone was missing or not in `LocalStandardTime.standardOffsetHours` (UTC was used).
+        /// False when the zone was missing or not in the time-zone database (UTC was used).
         public var timeZoneKnown: Bool
         /// The PurpleAir correction applied for this user (`none` for monitors).
         public var correction: String
@@ -49,7 +53,7 @@ public enum HistoryScreen: Screen {
 
     /// One day's high.
     public struct Day: Codable, Equatable, Sendable {
-        /// `YYYY-MM-DD` in local standard time.
+        /// `YYYY-MM-DD` on the local calendar.
         public var date: String
         /// `Mon` ... `Sun`.
         public var weekday: String
@@ -70,13 +74,15 @@ public enum HistoryScreen: Screen {
     public struct HourPM25: Codable, Equatable, Sendable {
         /// Start of the hour, ISO 8601 UTC.
         public var hour: String
-        /// The hour of the local standard day, 0-23.
+        /// The same instant on the local clock with its offset, e.g. `2023-10-27T00:00:00-04:00`.
+        public var localTime: String
+        /// The hour the local clock shows, 0-23 (a repeated hour of a daylight-saving end appears twice).
         public var localHour: Int
         /// PM2.5 in µg/m³ (the pipeline's hourly value, corrected for PurpleAir), rounded to 0.1; nil when
         /// the hour is missing.
         public var pm25: Double?
 
-        enum CodingKeys: String, CodingKey { case hour, localHour, pm25 }
+        enum CodingKeys: String, CodingKey { case hour, localTime, localHour, pm25 }
 
     }
 
@@ -85,34 +91,34 @@ public enum HistoryScreen: Screen {
         guard let key = p.sensor else { throw ScreenError("history needs a sensor: --sensor [SOURCE:]ID") }
         let sensor = try lookUp(key, in: try world.sensors())
         let user = try world.userState(user: p.user)
-        let lst = LocalStandardTime(timeZone: sensor.timeZone)
-        let today = lst.day(of: p.now)
-        let firstDayStart = lst.start(ofDay: today - 13)
-        let lastHour = LocalStandardTime.hourStart(p.now) - 3600
+        let local = LocalTime(timeZone: sensor.timeZone)
+        let today = local.day(of: p.now)
+        let firstDayStart = local.start(ofDay: today - 13)
+        let lastHour = LocalTime.hourStart(p.now) - 3600
         let count = max(1, Int((lastHour - firstDayStart) / 3600) + 1)
         let q = try world.airQuality(sensor, user: user, now: p.now, hours: count)
 
-        // Hourly NowCast AQI per LST day.
+        // Hourly NowCast AQI per local day.
         var highs: [Int64: (aqi: Int, hours: Int)] = [:]
         for i in q.hours.indices where q.hours[i].hour >= firstDayStart {
             guard let r = q.hourAQI(at: i) else { continue }     // an hour needs its own value, as a detail bar does
-            let d = lst.day(of: q.hours[i].hour)
+            let d = local.day(of: q.hours[i].hour)
             let old = highs[d]
             highs[d] = (max(old?.aqi ?? r.aqi, r.aqi), (old?.hours ?? 0) + 1)
         }
         func day(_ d: Int64) -> Day {
             let h = highs[d]
             let cat = h.flatMap { AQILevel(aqi: $0.aqi) }
-            return Day(date: LocalStandardTime.date(ofDay: d), weekday: LocalStandardTime.weekday(ofDay: d),
+            return Day(date: LocalTime.date(ofDay: d), weekday: LocalTime.weekday(ofDay: d),
                        aqi: h?.aqi, category: cat?.name, colour: cat?.colourHex, hours: h?.hours ?? 0)
         }
-        let todayStart = lst.start(ofDay: today)
+        let todayStart = local.start(ofDay: today)
         let series = q.hours.filter { $0.hour >= todayStart }.map {
-            HourPM25(hour: LocalStandardTime.iso($0.hour), localHour: lst.localHour(of: $0.hour),
+            HourPM25(hour: LocalTime.iso($0.hour), localTime: local.localISO($0.hour), localHour: local.localHour(of: $0.hour),
                      pm25: $0.pm25.map { ($0 * 10).rounded() / 10 })
         }
-        return Model(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, timeZone: lst.zone,
-                     utcOffset: lst.offsetText, timeZoneKnown: lst.isKnown, correction: q.correction.id,
+        return Model(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, timeZone: local.zone,
+                     utcOffset: local.offsetText(at: p.now), timeZoneKnown: local.isKnown, correction: q.correction.id,
                      isStale: q.freshness != .fresh,
                      thisWeek: (0..<7).map { day(today - 6 + Int64($0)) },
                      lastWeek: (0..<7).map { day(today - 13 + Int64($0)) },
@@ -135,7 +141,7 @@ public enum HistoryScreen: Screen {
     /// at most 30), then today's PM2.5 series.
     public static func render(_ m: Model) -> [String] {
         var out = ["History: \(m.name) (\(m.source):\(m.sensorId))" + (m.isStale ? "  [stale]" : ""),
-                   "Days in local standard time \(m.timeZone) (UTC\(m.utcOffset))"
+                   "Days in \(m.timeZone) (UTC\(m.utcOffset) now)"
                        + (m.timeZoneKnown ? "" : ", zone unknown: UTC used")
                        + (m.source == "purpleair" ? ", correction \(m.correction)" : ""),
                    "Daily high NowCast AQI",

@@ -4,7 +4,8 @@ import BreezeAirQuality
 /// The pollen card ("Allergy Tracker", powered by Google) and its detail sheets: the Google Pollen API
 /// forecast stored for the place nearest the user on one day (`shared/docs/domain.md` sections 4 and 9).
 ///
-/// - Place: among the `pollen` facts for the day (`p.date`, else the UTC date of `p.now`), the one nearest
+/// - Place: among the `pollen` facts for the day (`p.date`, else the date of `p.now` on the user's calendar,
+///   `p.timeZone`: just after midnight in Berlin it is already the new day), the one nearest
 ///   `p.at` by haversine distance, if within `maxDistanceKm` (50 km); ties go to the smaller latitude, then
 ///   longitude. No forecast within 50 km for that day gives the explicit empty state (`isEmpty`, `message`),
 ///   as the app's `PollenView` has one; a missing `p.at` is an error.
@@ -35,8 +36,10 @@ public enum PollenScreen: Screen {
 
     /// The read model.
     public struct Model: Codable, Equatable, Sendable {
-        /// The day, `YYYY-MM-DD`.
+        /// The day, `YYYY-MM-DD`: `p.date`, else today on the user's calendar (`timeZone`).
         public var date: String
+        /// The IANA zone whose calendar gave `date` (`UTC` without one).
+        public var timeZone: String
         /// True when no forecast for the place and day exists (the empty state); `items` is then empty.
         public var isEmpty: Bool
         /// The empty state's text (nil when there are items).
@@ -119,9 +122,10 @@ public enum PollenScreen: Screen {
         guard let at = p.at else { throw ScreenError("pollen needs --at LAT,LON (where the user is)") }
         let day = try FactScreenCalendar.referenceDay(p)
         let date = FactScreenCalendar.iso(day)
+        let zone = try FactScreenCalendar.userZone(p).zone
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         func empty(_ message: String) -> Model {
-            Model(date: date, isEmpty: true, message: message, latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil,
+            Model(date: date, timeZone: zone, isEmpty: true, message: message, latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil,
                   attribution: attribution, items: [], scale: [], activeLevel: nil)
         }
         if try !world.userState(user: p.user).isEnabled(source: source) {
@@ -148,7 +152,7 @@ public enum PollenScreen: Screen {
         }
         let items = forecast.entries.map { item($0, colours: colours) }
         let active = items.compactMap(\.value).max()
-        return Model(date: date, isEmpty: items.isEmpty, message: items.isEmpty ? emptyMessage : nil,
+        return Model(date: date, timeZone: zone, isEmpty: items.isEmpty, message: items.isEmpty ? emptyMessage : nil,
                      latitude: forecast.latitude, longitude: forecast.longitude, regionCode: forecast.regionCode,
                      distanceKm: (km * 10).rounded() / 10, attribution: attribution,
                      items: items, scale: scale(colours: colours, active: active), activeLevel: active)
@@ -250,9 +254,22 @@ enum FactScreenCalendar {
         return (y, m, d)
     }
 
-    /// `p.date` when given (it must be a real `YYYY-MM-DD`), else the UTC day of `p.now`.
+    /// The user's zone (`p.timeZone`, UTC when nil).
+    ///
+    /// - Throws: `ScreenError` naming a zone the time-zone database does not have.
+    static func userZone(_ p: ScreenParameters) throws -> LocalTime {
+        guard let name = p.timeZone else { return .utc }
+        let z = LocalTime(timeZone: name)
+        guard z.isKnown else { throw ScreenError("time zone '\(name)' is not in the time-zone database (e.g. America/New_York, Europe/Berlin, UTC)") }
+        return z
+    }
+
+    /// `p.date` when given (it must be a real `YYYY-MM-DD`), else the local day of `p.now` in the user's zone.
     static func referenceDay(_ p: ScreenParameters) throws -> Day {
-        guard let text = p.date else { return utcDay(p.now) }
+        guard let text = p.date else {
+            let c = ISOTime.civil(days: try userZone(p).day(of: p.now))
+            return (Int(c.year), c.month, c.day)
+        }
         guard let d = parse(text) else { throw ScreenError("--date '\(text)' is not a calendar date YYYY-MM-DD") }
         return d
     }

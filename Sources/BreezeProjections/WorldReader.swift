@@ -41,8 +41,13 @@ public struct ScreenParameters: Sendable {
     public var sensor: String?
     /// The map's bounding box: south, west, north, east.
     public var bbox: (south: Double, west: Double, north: Double, east: Double)?
-    /// A calendar date `YYYY-MM-DD` (pollen, climate, biomarker); defaults to the date of `now` in UTC.
+    /// A calendar date `YYYY-MM-DD` (pollen, climate, biomarker); defaults to the local date of `now` in
+    /// `timeZone`.
     public var date: String?
+    /// The device's IANA time zone (e.g. `America/New_York`, what `TimeZone.current.identifier` gives on the
+    /// phone): the user's "today" on the pollen, climate and biomarker screens. Nil is UTC. The sensor screens
+    /// (history) use the sensor's own zone.
+    public var timeZone: String?
     /// The map metric: `aqi`, `temperature`, `humidity` or `pm25`.
     public var metric: String = "aqi"
 

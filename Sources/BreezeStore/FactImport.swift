@@ -183,6 +183,12 @@ private struct HeldFacts {
         if merged.latitude == nil { merged.latitude = current.latitude }
         if merged.longitude == nil { merged.longitude = current.longitude }
         if merged.timeZone == nil { merged.timeZone = current.timeZone }
+        // A fixed-offset zone a monitor file implies (`Etc/GMT+5` from an AirNow-Tech "Offset (LST)") never
+        // replaces a region zone already held (`America/New_York` has that standard offset and its daylight
+        // saving too).
+        if let z = merged.timeZone, z.hasPrefix("Etc/GMT"), let held = current.timeZone, !held.hasPrefix("Etc/") {
+            merged.timeZone = held
+        }
         if merged == current { return (.duplicate, current) }
         sensors[k] = .some(merged)
         return (.updated, merged)

@@ -83,14 +83,18 @@ struct AirNowTechCSVImporterTests {
         #expect(monValues(monReading(r, sensor: "370630099", at: 1_566_543_600)) == ["o3": 23, "pm25": 9.4, "humidity": 94, "temperature": 21.8])
     }
 
-    @Test func theSiteIsRegisteredOnceByNameAtTheGivenLocation() throws {
+    @Test func theSiteIsRegisteredOnceByNameAtTheGivenLocationInItsStandardTimeZone() throws {
         var options = ImportOptions()
         options.at = (35.889402, -78.8747)
         let r = try AirNowTechCSVImporter.parse(try monFixture("airnowtech_burdens_creek_370630099_2019-08", "csv"), file: file,
                                                 options: options)
         #expect(monRegistrations(r) == [SensorRegistration(sensor: "370630099", name: "Burdens Creek", source: "airnow", kind: "monitor",
-                                                        latitude: 35.889402, longitude: -78.8747, timeZone: nil)])
+                                                        latitude: 35.889402, longitude: -78.8747, timeZone: "Etc/GMT+5")])
+        // The file's "Offset (LST)" is -05:00 on every row: the fixed zone of US Eastern standard time.
         if case .sensorRegistered = r.records[0].body {} else { Issue.record("the registration comes first") }
+        #expect(AirNowTechCSVImporter.fixedZone("-05:00") == "Etc/GMT+5" && AirNowTechCSVImporter.fixedZone("+01:00") == "Etc/GMT-1")
+        #expect(AirNowTechCSVImporter.fixedZone("+00:00") == "Etc/GMT" && AirNowTechCSVImporter.fixedZone("-03:30") == nil)
+        #expect(AirNowTechCSVImporter.fixedZone("garbage") == nil && AirNowTechCSVImporter.fixedZone("+15:00") == nil)
         let bare = try AirNowTechCSVImporter.parse(try monFixture("airnowtech_burdens_creek_370630099_2019-08", "csv"), file: file,
                                                    options: ImportOptions())
         #expect(monRegistrations(bare).first?.latitude == nil)

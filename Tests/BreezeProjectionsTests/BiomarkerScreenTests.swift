@@ -76,4 +76,22 @@ struct BiomarkerScreenTests {
         #expect(off.biomarkers.allSatisfy { $0.readingCount == 0 && $0.latestValue == nil && $0.progress == 0 })
         #expect(BiomarkerScreen.render(off)[1] == "Glucose monitor is turned off")
     }
+
+    @Test func todayIsTheUsersLocalDayNotUTCs() throws {
+        let world = FactWorld(events: try FactScreenWorlds.glucose())
+        // 2010-03-26T02:00Z is 22:00 EDT on the 25th in New York: the gauge still counts the 25th, from local
+        // midnight (04:00Z): 264 readings, the last at 01:56Z (python3, zoneinfo). In UTC it is already the
+        // 26th, with 24 readings so far; that reset at 20:00 New York time was the bug.
+        var p = Self.params(now: "2010-03-26T02:00:00Z")
+        p.timeZone = "America/New_York"
+        let ny = try BiomarkerScreen.build(world, p)
+        #expect(ny.date == "2010-03-25" && ny.timeZone == "America/New_York")
+        #expect(ny.biomarkers[0].readingCount == 264 && ny.biomarkers[0].latestTime == "2010-03-26T01:56:00Z")
+        let utc = try BiomarkerScreen.build(world, Self.params(now: "2010-03-26T02:00:00Z"))
+        #expect(utc.date == "2010-03-26" && utc.timeZone == "UTC" && utc.biomarkers[0].readingCount == 24)
+        #expect(BiomarkerScreen.render(ny)[0] == "Biomarkers for me on 2010-03-25 (America/New_York)")
+        p.timeZone = "America/Nowhere"
+        let e = #expect(throws: ScreenError.self) { try BiomarkerScreen.build(world, p) }
+        #expect(e?.description.contains("America/Nowhere") == true)
+    }
 }

@@ -94,6 +94,18 @@ struct PollenScreenTests {
         #expect(m.activeLevel == nil && !m.scale.contains(where: \.isActive))
     }
 
+    @Test func justAfterMidnightInBerlinItIsTheNewDay() throws {
+        let world = FactWorld(events: try FactScreenWorlds.pollen())
+        // 2025-08-03T22:30Z is 00:30 CEST on the 4th: a phone in Berlin shows the 4th's forecast.
+        var p = Self.params(51.1657, 10.4515, date: nil, now: FactScreenWorlds.time("2025-08-03T22:30:00Z"))
+        p.timeZone = "Europe/Berlin"
+        let berlin = try PollenScreen.build(world, p)
+        #expect(berlin.date == "2025-08-04" && berlin.timeZone == "Europe/Berlin" && !berlin.isEmpty)
+        p.timeZone = nil
+        let utc = try PollenScreen.build(world, p)
+        #expect(utc.date == "2025-08-03" && utc.timeZone == "UTC")
+    }
+
     @Test func theDateDefaultsToTheUTCDayOfNow() throws {
         let world = FactWorld(events: try FactScreenWorlds.pollen())
         let m = try PollenScreen.build(world, Self.params(51.1657, 10.4515, date: nil, now: FactScreenWorlds.time("2025-08-04T23:30:00Z")))

@@ -61,6 +61,8 @@ struct FactImportTests {
         #expect(try log.appendFacts([reg(35.9, "America/New_York")]).outcomes == [.updated])
         #expect(try log.appendFacts([reg(35.9, nil)]).outcomes == [.duplicate])
         #expect(try log.appendFacts([reg(nil, nil)]).outcomes == [.duplicate])
+        // An AirNow-Tech file's fixed standard-time zone does not replace the region zone held.
+        #expect(try log.appendFacts([reg(35.9, "Etc/GMT+5")]).outcomes == [.duplicate])
         #expect(try log.appendFacts([reg(36.1, nil)]).outcomes == [.updated])
         let s = try log.projectedSensors()
         #expect(s.count == 1 && s[0].latitude == 36.1 && s[0].timeZone == "America/New_York")
