@@ -1,23 +1,29 @@
+import BreezeStore
 /// Every intent of the app, as one method each. Each appends one event to the user's stream in one
 /// transaction and returns it once committed; observers and connected peers hear of it at once.
 extension Replica {
     // MARK: Favourites and watched sensors (add-wins sets)
 
-    /// Stars a sensor (`[SOURCE:]ID`).
+    /// Stars a sensor (`[SOURCE:]ID`). The star is stored under the sensor's one canonical id, `source:id`
+    /// (`149970` and `purpleair:149970` are the same star), found among the sensors this replica has
+    /// registered; an id no registered sensor has is refused, as is an id two sources share without a
+    /// `SOURCE:`. A replica with no sensor registered at all (a device before its first sync) takes the id
+    /// as given.
     ///
     /// ```swift
     /// try replica.addFavourite("131075")
     /// ```
     ///
-    /// - Throws: `BreezeError.invalidArgument` for a malformed id; a store error when the write fails.
+    /// - Throws: `BreezeError.invalidArgument` for a malformed, unknown or ambiguous id; a store error when
+    ///   the write fails.
     @discardableResult
     public func addFavourite(_ sensor: String, user: String? = nil) throws(BreezeError) -> Event {
-        let s = try Validation.sensor(sensor), u = try resolve(user)
-        return try commit([(.user(u), .favouriteAdd(sensor: s))])[0]
+        try add(sensor, user: user, favourite: true)
     }
 
-    /// Un-stars a sensor. The remove carries every add of it this replica has seen (its dots), so an add
-    /// made concurrently on another device, which this replica has not seen, still wins (add-wins).
+    /// Un-stars a sensor, under every id it was starred by (`source:id` and, from before ids were canonical,
+    /// the bare id). Each remove carries every add of it this replica has seen (its dots), so an add made
+    /// concurrently on another device, which this replica has not seen, still wins (add-wins).
     ///
     /// ```swift
     /// if try replica.state().favourites.contains("131075") { try replica.removeFavourite("131075") }
@@ -34,10 +40,11 @@ extension Replica {
     /// ```swift
     /// try replica.addWatch("131075")
     /// ```
+    ///
+    /// The id is made canonical and checked as `addFavourite` does.
     @discardableResult
     public func addWatch(_ sensor: String, user: String? = nil) throws(BreezeError) -> Event {
-        let s = try Validation.sensor(sensor), u = try resolve(user)
-        return try commit([(.user(u), .watchAdd(sensor: s))])[0]
+        try add(sensor, user: user, favourite: false)
     }
 
     /// Stops watching a sensor, with the observed dots as `removeFavourite` does.
@@ -52,19 +59,74 @@ extension Replica {
         try remove(sensor, user: user, favourite: false)
     }
 
-    private func remove(_ sensor: String, user: String?, favourite: Bool) throws(BreezeError) -> Event {
+    private func add(_ sensor: String, user: String?, favourite: Bool) throws(BreezeError) -> Event {
         let s = try Validation.sensor(sensor), u = try resolve(user)
         let event = try withLog { log throws -> Event in
-            let state = try cache.state(of: u, in: log)
-            let dots = (favourite ? state.favourites : state.watched).liveDots(of: s)
-            guard !dots.isEmpty else {
-                throw BreezeError(.notPresent, "sensor '\(s)' is not a \(favourite ? "favourite" : "watched sensor") of user '\(u)'; nothing removed")
-            }
-            return try log.append(favourite ? .favouriteRemove(sensor: s, observed: dots) : .watchRemove(sensor: s, observed: dots),
-                                  to: .user(u))
+            let id = try Self.canonicalSensor(s, in: log).canonical
+            return try log.append(favourite ? .favouriteAdd(sensor: id) : .watchAdd(sensor: id), to: .user(u))
         }
         committed()
         return event
+    }
+
+    private func remove(_ sensor: String, user: String?, favourite: Bool) throws(BreezeError) -> Event {
+        let s = try Validation.sensor(sensor), u = try resolve(user)
+        let event = try withLog { log throws -> Event in
+            let forms = try Self.canonicalSensor(s, in: log, forRemoval: true).forms
+            let state = try cache.state(of: u, in: log)
+            let set = favourite ? state.favourites : state.watched
+            let items: [(StreamID, EventBody)] = forms.compactMap { form in
+                let dots = set.liveDots(of: form)
+                guard !dots.isEmpty else { return nil }
+                return (.user(u), favourite ? .favouriteRemove(sensor: form, observed: dots) : .watchRemove(sensor: form, observed: dots))
+            }
+            guard !items.isEmpty else {
+                throw BreezeError(.notPresent, "sensor '\(s)' is not a \(favourite ? "favourite" : "watched sensor") of user '\(u)'; nothing removed")
+            }
+            return try log.append(items).last!
+        }
+        committed()
+        return event
+    }
+
+    /// The canonical id (`source:id`) of the registered sensor `ref` names (`[SOURCE:]ID`), and every form a
+    /// set may hold it under (the canonical one first, then the bare id). On a replica with no sensor
+    /// registered, `ref` as given. For a removal, an id no registered sensor has is taken as given too (a
+    /// star of a sensor whose registration is gone must still come off).
+    static func canonicalSensor(_ ref: String, in log: EventLog, forRemoval: Bool = false) throws(BreezeError) -> (canonical: String, forms: [String]) {
+        do {
+            try log.catchUpProjection()
+            var source: String?, id = ref
+            if let colon = ref.firstIndex(of: ":") {
+                source = String(ref[..<colon])
+                id = String(ref[ref.index(after: colon)...])
+            }
+            var (found, catalogue) = try log.projectedSensors(id: id)
+            if let source {
+                let exact = found.filter { $0.source == source }
+                if exact.isEmpty {
+                    // Not `source:id`: maybe an id that holds a colon itself.
+                    let whole = try log.projectedSensors(id: ref)
+                    found = whole.matches
+                    catalogue = catalogue || whole.catalogue
+                } else {
+                    found = exact
+                }
+            }
+            if found.count == 1, let f = found.first {
+                let canonical = f.source + ":" + f.sensor
+                return (canonical, [canonical, f.sensor])
+            }
+            if found.count > 1 {
+                throw BreezeError(.invalidArgument, "sensor '\(ref)' is ambiguous: give one of "
+                                  + found.map { $0.source + ":" + $0.sensor }.joined(separator: ", "))
+            }
+            guard !catalogue || forRemoval else {
+                throw BreezeError(.invalidArgument, "sensor '\(ref)' is not registered on this replica: import its registration "
+                                  + "(breeze import sensors-csv) or sync with a replica that has it")
+            }
+            return (ref, source == nil ? [ref] : [ref, id])
+        } catch let e as BreezeError { throw e } catch { throw BreezeError.from(error) }
     }
 
     // MARK: Alerts, unit, sources (last-writer-wins registers)

@@ -19,6 +19,8 @@ public enum BreezeCLI {
           source list                           data sources, enabled or not, and corrections
           source enable|disable SOURCE          turn a data source on or off
           source correct SOURCE CORRECTION      choose the correction applied to a source
+          biomarker target TYPE --max N         a daily target (readings a day) for the biomarker gauge
+          biomarker log TYPE VALUE UNIT         a reading taken by hand (--time ISO8601, default now)
           state                                 the user's settings as merged from the log
           log [--stream S] [--type T] [--origin R] [--since X] [--until X] [--limit N] [--follow]
                                                 the events, oldest first (X: SEQ, HLC or ISO8601); --follow waits for more
@@ -158,6 +160,7 @@ public enum BreezeCLI {
         Command(name: "alert", help: SettingsCommands.alertUsage, run: SettingsCommands.alert),
         Command(name: "unit", help: SettingsCommands.unitUsage, run: SettingsCommands.unit),
         Command(name: "source", help: SettingsCommands.sourceUsage, run: SettingsCommands.source),
+        Command(name: "biomarker", help: BiomarkerCommand.usage, run: BiomarkerCommand.run),
         Command(name: "state", help: StateCommand.usage, run: StateCommand.run),
         Command(name: "log", help: LogCommand.usage, run: LogCommand.run),
         Command(name: "verify", help: VerifyCommand.usage, run: VerifyCommand.run),

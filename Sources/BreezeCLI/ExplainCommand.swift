@@ -49,7 +49,7 @@ enum ExplainCommand {
         var entries: [EventLog.Entry] = []
         try log.forEach(stream: stream) { entries.append($0); return true }
         let seqOf = Dictionary(entries.map { ($0.event.id, $0.seq) }, uniquingKeysWith: { a, _ in a })
-        let explanations = fields.map { UserState.explain($0, events: entries.map(\.event)) }
+        let explanations = expanded(fields, entries.map(\.event)).map { UserState.explain($0, events: entries.map(\.event)) }
         if let bad = explanations.first(where: { !$0.consistent }) {
             throw CLIError.failure("\(bad.field): the explanation disagrees with the merged state (a bug in the merge code); please report it with `breeze log --json --stream \(stream)`")
         }
@@ -83,6 +83,32 @@ enum ExplainCommand {
         "concurrent": "another replica; concurrent: the winner was written here before this write arrived",
         "unknown": "another replica; concurrent unless the winner's writer had seen it (not recorded here)",
     ]
+
+    /// Each favourite or watch field as every element of its set that names the same sensor: `149970`
+    /// explains `purpleair:149970` (the canonical id a star is stored under) and, from before ids were
+    /// canonical, a bare `149970` too; a name no event uses is kept as given.
+    static func expanded(_ fields: [UserStateField], _ events: [Event]) -> [UserStateField] {
+        var favourites: Set<String> = [], watched: Set<String> = []
+        for e in events {
+            switch try? e.body() {
+            case .favouriteAdd(let s)?, .favouriteRemove(let s, _)?: favourites.insert(s)
+            case .watchAdd(let s)?, .watchRemove(let s, _)?: watched.insert(s)
+            default: break
+            }
+        }
+        func forms(_ ref: String, _ names: Set<String>) -> [String] {
+            let bare = ref.firstIndex(of: ":").map { String(ref[ref.index(after: $0)...]) } ?? ref
+            let found = names.filter { $0 == ref || $0 == bare || $0.hasSuffix(":" + bare) && (ref == bare || $0 == ref) }.sorted()
+            return found.isEmpty ? [ref] : found
+        }
+        return fields.flatMap { f -> [UserStateField] in
+            switch f {
+            case .favourite(let ref): return forms(ref, favourites).map { .favourite($0) }
+            case .watch(let ref): return forms(ref, watched).map { .watch($0) }
+            default: return [f]
+            }
+        }
+    }
 
     static func sensorID(_ s: String) throws(CLIError) -> String {
         do { return try Replica.validateSensor(s) } catch { throw .failure(error.description) }

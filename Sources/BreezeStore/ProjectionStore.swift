@@ -268,6 +268,24 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// The sensors registered under `id` (in any source), sorted by source; and whether any sensor is
+    /// registered at all (a replica with no catalogue yet cannot tell an unknown id from a new one).
+    public func projectedSensors(id: String) throws(StoreError) -> (matches: [SensorRegistration], catalogue: Bool) {
+        do {
+            let q = try db.cached("SELECT source, sensor, name, kind, latitude, longitude, time_zone FROM proj_sensors WHERE sensor = ? ORDER BY source")
+            defer { q.reset() }
+            try q.bind(1, id)
+            var out: [SensorRegistration] = []
+            while try q.step() {
+                out.append(SensorRegistration(sensor: q.text(1), name: q.text(2), source: q.text(0), kind: q.text(3),
+                                              latitude: q.isNull(4) ? nil : q.double(4), longitude: q.isNull(5) ? nil : q.double(5),
+                                              timeZone: q.isNull(6) ? nil : q.text(6)))
+            }
+            if !out.isEmpty { return (out, true) }
+            return (out, try db.scalarInt("SELECT EXISTS (SELECT 1 FROM proj_sensors)") == 1)
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// A sensor's values with `from <= time < to`, in time order, one dictionary of quantities per time.
     public func projectedReadings(source: String, sensor: String, from: Int64, to: Int64) throws(StoreError) -> [(time: Int64, values: [String: Double])] {
         guard from < to else { return [] }

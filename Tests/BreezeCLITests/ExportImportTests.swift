@@ -80,7 +80,7 @@ struct ExportImportTests {
         #expect(try logs[0].projectionDigest() == logs[1].projectionDigest())
         for l in logs { l.close() }
         // The export is readable by people: the decoded body rides along.
-        #expect(Self.lines(file).contains { $0.contains(#""type":"favourite.add""#) && $0.contains(#""body":{"sensor":"149970"}"#) })
+        #expect(Self.lines(file).contains { $0.contains(#""type":"favourite.add""#) && $0.contains(#""body":{"sensor":"purpleair:149970"}"#) })   // the canonical id
         // Importing it again stores nothing; both databases verify clean.
         let again = Self.breeze(["--db", copy, "import", "jsonl", file, "--json"])
         #expect(again.code == 0 && again.out.contains(#""storedEvents":0,"duplicates":\#(original.count),"conflicts":0"#), "\(again.out)")
@@ -92,7 +92,7 @@ struct ExportImportTests {
         let h = Harness()
         #expect(h.run(["init"]).code == 0)
         #expect(h.run(["import", "sensors-csv", ImportCLITests.fixtures + "/purpleair/ajl_sensors.csv"]).code == 0)
-        #expect(h.run(["favourite", "add", "131075"]).code == 0)
+        #expect(h.run(["favourite", "add", "87173"]).code == 0)
         let file = h.dir + "/log.jsonl"
         #expect(Self.breeze(["--db", h.db, "export", "--out", file]).code == 0)
         var lines = Self.lines(file)
@@ -119,7 +119,7 @@ struct ExportImportTests {
         let h = Harness()
         #expect(h.run(["init"]).code == 0)
         #expect(h.run(["import", "sensors-csv", ImportCLITests.fixtures + "/purpleair/ajl_sensors.csv"]).code == 0)
-        #expect(h.run(["favourite", "add", "131075"]).code == 0)
+        #expect(h.run(["favourite", "add", "149970"]).code == 0)
         #expect(h.run(["unit", "set", "celsius"]).code == 0)
         let file = h.dir + "/log.jsonl", first = h.dir + "/first.jsonl"
         #expect(Self.breeze(["--db", h.db, "export", "--out", file]).code == 0)

@@ -12,7 +12,7 @@ struct LogFilterTests {
     static func makeLog(_ h: Harness) throws -> (remote: Origin, hlcOfSeq: [Int64: HLC]) {
         #expect(h.run(["init"]).code == 0)
         #expect(h.run(["import", "sensors-csv", ImportCLITests.fixtures + "/purpleair/ajl_sensors.csv"]).code == 0)
-        #expect(h.run(["favourite", "add", "131075"]).code == 0)
+        #expect(h.run(["favourite", "add", "166653"]).code == 0)
         #expect(h.run(["unit", "set", "fahrenheit"]).code == 0)
         #expect(h.run(["favourite", "add", "149970"]).code == 0)
         let remote = Origin(replica: ReplicaID(rawValue: 0xB0B0_0000_0000_0001), epoch: 3)
@@ -92,10 +92,10 @@ struct LogFilterTests {
         #expect(runProgram(breeze, ["--db", h.db, "unit", "set", "celsius"]).code == 0)      // does not match
         var t0 = timespec(), t1 = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t0)
-        #expect(runProgram(breeze, ["--db", h.db, "favourite", "add", "AQS-370630099"]).code == 0)
+        #expect(runProgram(breeze, ["--db", h.db, "favourite", "add", "151502"]).code == 0)
         let next = child.readLine() ?? ""
         clock_gettime(CLOCK_MONOTONIC, &t1)
-        #expect(next.contains(#""seq":19"#) && next.contains(#""payload":{"sensor":"AQS-370630099"}"#), "\(next)")
+        #expect(next.contains(#""seq":19"#) && next.contains(#""payload":{"sensor":"purpleair:151502"}"#), "\(next)")
         let ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1_000_000
         #expect(ms < 1500, "appeared after \(ms) ms")
         // A burst from a torture process: every matching event, in order, none twice.

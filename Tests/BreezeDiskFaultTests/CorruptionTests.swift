@@ -29,11 +29,11 @@ import BreezeCore
         let batches = Self.fixtures + "/purpleair/ajl_troy_ny_10min_batches/"
         ok(["import", "purpleair-csv", batches + "sensor-149970-1698016800-1698068400.csv",
             batches + "sensor-149970-1698139800-1698205200.csv"])
-        for s in ["131075", "149970", "2891"] { ok(["favourite", "add", s]) }
-        ok(["watch", "add", "131075"])
+        for s in ["166331", "149970", "164351"] { ok(["favourite", "add", s]) }
+        ok(["watch", "add", "166331"])
         ok(["unit", "set", "fahrenheit"])
         ok(["alert", "set", "--category", "usg"])
-        ok(["favourite", "remove", "2891"])
+        ok(["favourite", "remove", "164351"])
         // WAL frames: committed appends by a writer that dies before it can checkpoint.
         let w = Child(torture, ["append", "--db", db, "--stream", "user:me", "--count", "60", "--batch", "3", "--hold", "yes"],
                       stderrPath: "/dev/null")

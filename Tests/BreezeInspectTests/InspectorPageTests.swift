@@ -257,6 +257,6 @@ struct InspectorPageTests {
         try page.evaluate("document.querySelector('.tl[data-db=a] .ev').click()")
         #expect(try page.waitFor("document.getElementById('event').dataset.seq === '\(rows.first ?? -1)'", seconds: 5))
         let decoded = try page.evaluate("document.getElementById('event').textContent")
-        #expect(decoded.contains("\"type\": \"watch.add\"") && decoded.contains("\"sensor\": \"149970\""), "\(decoded)")
+        #expect(decoded.contains("\"type\": \"watch.add\"") && decoded.contains("\"sensor\": \"purpleair:149970\""), "\(decoded)")
     }
 }

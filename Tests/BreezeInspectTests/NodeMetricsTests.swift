@@ -120,6 +120,8 @@ struct NodeMetricsTests {
         let f = InspectFixture.fixtures
         InspectFixture.cli(["--db", a, "import", "google-pollen", f + "/pollen/google_pollen_forecast_DE_2025-08-03_teamjaf.json", "--at", "51.1657,10.4515"])
         _ = runProgram(InspectFixture.breeze, ["--db", a, "import", "airnow-tech-csv", f + "/monitors/airnowtech_burdens_creek_370630099_2019-08.csv", "--at", "35.8894,-78.8747"])
+        // The PurpleAir registry, so the favourites name registered sensors (unknown ids are refused).
+        InspectFixture.cli(["--db", a, "import", "sensors-csv", f + "/purpleair/ajl_sensors.csv"])
         for s in ["149970", "87173", "166653"] { InspectFixture.cli(["--db", a, "--user", "ana", "favourite", "add", s]) }
         func count(_ db: String, _ stream: String) -> Double {
             Double(InspectFixture.cli(["--db", db, "log", "--stream", stream, "--json"]).split(separator: "\n").count)

@@ -37,7 +37,7 @@ struct ExampleTests {
         #expect(app.readLine() == "syncing with \(address)")
         // The app's star reaches the peer; the peer's user then un-stars the sensor there.
         #expect(waitUntil(seconds: 10) {
-            runBreeze(["--db", dir.file("peer.db"), "--user", "ana", "state", "--json"]).out.contains(#""favourites":["149970"]"#)
+            runBreeze(["--db", dir.file("peer.db"), "--user", "ana", "state", "--json"]).out.contains(#""favourites":["purpleair:149970"]"#)   // the canonical id
         }, "the app's edit reached the peer")
         #expect(runBreeze(["--db", dir.file("peer.db"), "--user", "ana", "favourite", "remove", "149970"]).code == 0)
         #expect(app.readLine() == "star false (edit from the peer)")
