@@ -162,6 +162,24 @@ extension Replica {
         return try commit([(.user(u), .testAlert(sensor: s))])[0]
     }
 
+    /// Records that this device notified the user of an alert (`AlertsScreen.AlertEvent.key` or
+    /// `TestAlert.key`), so the user's other devices show it `delivered` and do not notify again. Call it when
+    /// the notification is shown for an alert whose `shouldNotify` was true.
+    ///
+    /// ```swift
+    /// for e in alerts.events where e.shouldNotify { post(e); try replica.markAlertDelivered(e.key) }
+    /// ```
+    ///
+    /// - Throws: `BreezeError.invalidArgument` for an empty key, one over 256 bytes, or one with control characters.
+    @discardableResult
+    public func markAlertDelivered(_ key: String, user: String? = nil) throws(BreezeError) -> Event {
+        guard !key.isEmpty, key.utf8.count <= 256, !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw BreezeError(.invalidArgument, "alert key '\(key)': must be 1-256 bytes without control characters")
+        }
+        let u = try resolve(user)
+        return try commit([(.user(u), .alertDelivered(key: key))])[0]
+    }
+
     /// The temperature unit every screen shows (a last-writer-wins register: the latest choice on any device wins).
     ///
     /// ```swift

@@ -15,6 +15,7 @@ public enum BreezeCLI {
           alert set [--category C] [--on-clear notify|silent] [--enabled true|false]
                                                 C: good|moderate|usg|unhealthy|very-unhealthy|hazardous
           alert test [--sensor ID]              request a test alert
+          alert delivered KEY                   this device notified alert KEY (others then do not)
           unit set celsius|fahrenheit           temperature unit
           source list                           data sources, enabled or not, and corrections
           source enable|disable SOURCE          turn a data source on or off

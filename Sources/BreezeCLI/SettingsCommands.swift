@@ -6,6 +6,8 @@ enum SettingsCommands {
         usage: breeze alert set [--category good|moderate|usg|unhealthy|very-unhealthy|hazardous] \
         [--on-clear notify|silent] [--enabled true|false] [--user ID] [--db PATH] [--json]
                breeze alert test [--sensor ID]   request a test alert (shown on the alerts screen)
+               breeze alert delivered KEY        record that this device notified the alert KEY (the alerts
+                                                 screen's key), so the user's other devices do not notify again
         """
     static let unitUsage = "usage: breeze unit set celsius|fahrenheit [--user ID] [--db PATH] [--json]"
     static let sourceUsage = """
@@ -15,6 +17,14 @@ enum SettingsCommands {
 
     static func alert(_ args: [String], _ ctx: Context) throws(CLIError) {
         let a = try Arguments(args, valued: ["category", "on-clear", "enabled", "sensor"], usage: alertUsage)
+        guard let verb = a.positionals.first else { throw .usage("missing set, test or delivered", alertUsage) }
+        if verb == "delivered" {
+            let p = try a.expect(["delivered", "KEY"])
+            guard a.options.isEmpty else { throw .usage("alert delivered takes only KEY", alertUsage) }
+            let e = try ctx.withReplica { try $0.markAlertDelivered(p[1]) }
+            SetCommand.report(e, ctx, text: "alert \(p[1]) delivered for \(ctx.user)")
+            return
+        }
         _ = try a.expect(["set|test"])
         if a.positionals[0] == "test" {
             guard a.options.keys.allSatisfy({ $0 == "sensor" }) else { throw .usage("alert test takes only --sensor", alertUsage) }

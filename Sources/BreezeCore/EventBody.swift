@@ -19,6 +19,9 @@ public enum EventBody: Hashable, Sendable {
     case sourceCorrect(source: String, correction: String)
     case biomarkerTarget(BiomarkerTarget)
     case testAlert(sensor: String?)
+    /// A device notified the user of an alert (`key`: `AlertsScreen`'s key of a crossing or of a test alert),
+    /// so the user's other devices do not notify again.
+    case alertDelivered(key: String)
     // public
     case sensorRegistered(SensorRegistration)
     case reading(Reading)
@@ -38,7 +41,7 @@ public enum EventBody: Hashable, Sendable {
     public static let knownTypes: [String: UInt16] = [
         "favourite.add": 1, "favourite.remove": 1, "watch.add": 1, "watch.remove": 1, "alert.set": 1,
         "unit.set": 1, "source.enable": 1, "source.disable": 1, "source.correct": 1, "biomarker.target": 1,
-        "alert.test": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "pollen.forecast": 1, "temperature.daily": 1,
+        "alert.test": 1, "alert.delivered": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "pollen.forecast": 1, "temperature.daily": 1,
         "biomarker.reading": 1,
     ]
 
@@ -56,6 +59,7 @@ public enum EventBody: Hashable, Sendable {
         case .sourceCorrect: return "source.correct"
         case .biomarkerTarget: return "biomarker.target"
         case .testAlert: return "alert.test"
+        case .alertDelivered: return "alert.delivered"
         case .sensorRegistered: return "sensor.register"
         case .reading: return "reading"
         case .readingBlock: return "reading.block"
@@ -72,7 +76,8 @@ public enum EventBody: Hashable, Sendable {
     private static let kinds: [String: StreamKind] = [
         "favourite.add": .user, "favourite.remove": .user, "watch.add": .user, "watch.remove": .user,
         "alert.set": .user, "unit.set": .user, "source.enable": .user, "source.disable": .user,
-        "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "sensor.register": .public,
+        "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "alert.delivered": .user,
+        "sensor.register": .public,
         "reading": .public, "reading.block": .public, "pollen.forecast": .public, "temperature.daily": .public, "biomarker.reading": .health,
     ]
 
@@ -114,6 +119,7 @@ public enum EventBody: Hashable, Sendable {
         case .biomarkerTarget(let t):
             w.string(t.readingType); w.f64(t.minReading); w.f64(t.maxReading); w.string(t.icon)
         case .testAlert(let s): w.optionalString(s)
+        case .alertDelivered(let k): w.string(k)
         case .sensorRegistered(let r):
             w.string(r.sensor); w.string(r.name); w.string(r.source); w.string(r.kind)
             w.optionalF64(r.latitude); w.optionalF64(r.longitude); w.optionalString(r.timeZone)
@@ -244,6 +250,7 @@ public enum EventBody: Hashable, Sendable {
                   t.maxReading < 1e9 else { throw DecodingError.malformed("biomarker.target range \(t.minReading)...\(t.maxReading)") }
             body = .biomarkerTarget(t)
         case "alert.test": body = .testAlert(sensor: try r.optionalString())
+        case "alert.delivered": body = .alertDelivered(key: try r.string())
         case "sensor.register":
             body = .sensorRegistered(SensorRegistration(
                 sensor: try r.string(), name: try r.string(), source: try r.string(), kind: try r.string(),
@@ -311,6 +318,7 @@ public enum EventBody: Hashable, Sendable {
             return .object([("readingType", .string(t.readingType)), ("minReading", .double(t.minReading)),
                             ("maxReading", .double(t.maxReading)), ("icon", .string(t.icon))])
         case .testAlert(let s): return .object([("sensor", .string(s))])
+        case .alertDelivered(let k): return .object([("key", .string(k))])
         case .sensorRegistered(let r):
             return .object([("sensor", .string(r.sensor)), ("name", .string(r.name)), ("source", .string(r.source)),
                             ("kind", .string(r.kind)), ("latitude", .double(r.latitude)),

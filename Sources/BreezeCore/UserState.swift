@@ -19,6 +19,9 @@ public struct UserState: Hashable, Sendable {
     public private(set) var corrections = LWWMap<String, String>()
     public private(set) var biomarkerTargets = LWWMap<String, BiomarkerTarget>()
     public private(set) var testAlerts = FactSet<EventID, String>()
+    /// Alerts some device of the user has notified, by key (`AlertsScreen`): the replica that delivered each
+    /// (hex), so another device that sees the key does not notify again. Grow-only.
+    public private(set) var deliveredAlerts = FactSet<String, String>()
     /// Events skipped because this build does not know their type or version (not part of the state hash:
     /// a newer build would reduce them).
     public private(set) var skippedUnknown = 0
@@ -64,6 +67,7 @@ public struct UserState: Hashable, Sendable {
         case .sourceCorrect(let s, let c): corrections.set(s, c, stamp: stamp)
         case .biomarkerTarget(let t): biomarkerTargets.set(t.readingType, t, stamp: stamp)
         case .testAlert(let s): testAlerts.insert(stamp.id, s ?? "", stamp: stamp)
+        case .alertDelivered(let k): deliveredAlerts.insert(k, stamp.id.origin.replica.description, stamp: stamp)
         case .unknown: skippedUnknown += 1
         case .sensorRegistered, .reading, .readingBlock, .pollenForecast, .dailyTemperature, .biomarkerReading: break
         }
@@ -82,6 +86,7 @@ public struct UserState: Hashable, Sendable {
         out.corrections = corrections.merged(with: other.corrections)
         out.biomarkerTargets = biomarkerTargets.merged(with: other.biomarkerTargets)
         out.testAlerts = testAlerts.merged(with: other.testAlerts)
+        out.deliveredAlerts = deliveredAlerts.merged(with: other.deliveredAlerts)
         out.skippedUnknown = 0
         return out
     }
@@ -142,6 +147,10 @@ public struct UserState: Hashable, Sendable {
             biomarkerTargets.entries[k]!.stamp.encode(into: &w)
         }
         w.array(testAlerts.facts.keys.sorted()) { w, k in k.encode(into: &w); w.string(testAlerts[k]!) }
+        // Only when there is one, so the hashes of states without deliveries stay what they were.
+        if deliveredAlerts.count > 0 {
+            w.array(deliveredAlerts.facts.keys.sorted()) { w, k in w.string(k); deliveredAlerts.facts[k]!.stamp.encode(into: &w) }
+        }
         return w.bytes
     }
 
@@ -172,6 +181,7 @@ public struct UserState: Hashable, Sendable {
             ("sources", .array(sources)),
             ("biomarkerTargets", .array(targets)),
             ("testAlerts", .int(Int64(testAlerts.count))),
+            ("deliveredAlerts", .int(Int64(deliveredAlerts.count))),
             ("stateHash", .string(stateHash)),
         ])
     }

@@ -19,6 +19,16 @@ import BreezeAirQuality
 /// settings and watched sensors are still listed. A watched sensor whose source the user disabled
 /// (`UserState.isEnabled(source:)`) shows no reading and raises no alerts; a watched id that is not registered
 /// (or is ambiguous across sources) is listed with `isKnown` false.
+///
+/// **Once per user, not once per device.** Every alert and test alert has a `key`; the device that shows
+/// the notification records it (`Replica.markAlertDelivered(_:)`, an `alert.delivered` event in the user's
+/// stream), and every replica that has that event marks the alert `delivered`: `shouldNotify` is true only
+/// for an alert that notifies and no device delivered yet. Two devices offline at the same moment can both
+/// notify (neither can know); once they sync, neither notifies for it again.
+///
+/// The test alert is the newest one requested at or before `p.now` (a screen computed for an earlier moment
+/// never shows a later request), with the text a notification shows (`title`, `body`: the named sensor's
+/// reading now, or the threshold when none is named).
 public enum AlertsScreen: Screen {
     public static let name = "alerts"
     public static let summary = "alert settings, watched sensors, alerts fired and cleared in the last 7 days, test alert"
@@ -106,6 +116,12 @@ public enum AlertsScreen: Screen {
         public var category: String
         /// Whether the user is notified: always for `fired`; for `cleared` only when `onClear` is `notify`.
         public var notified: Bool
+        /// Identifies this crossing for delivery: `source:id|hour|kind`.
+        public var key: String
+        /// True when one of the user's devices has notified it already (`alert.delivered`).
+        public var delivered: Bool
+        /// True when this device should notify now: `notified` and not `delivered`.
+        public var shouldNotify: Bool
     }
 
     /// A test alert request (`breeze alert test`, the app's "send a test alert").
@@ -116,8 +132,19 @@ public enum AlertsScreen: Screen {
         public var sensorId: String?
         /// When it was requested: the event's hybrid-logical-clock time, ISO 8601 UTC to the second.
         public var time: String
+        /// Identifies this test alert for delivery: `test|<id>`.
+        public var key: String
+        /// True when one of the user's devices has shown it already.
+        public var delivered: Bool
+        /// True when this device should show it now (not delivered yet).
+        public var shouldNotify: Bool
+        /// The notification's title, e.g. "Test alert: South Troy #2".
+        public var title: String
+        /// The notification's text, e.g. "AQI 37, Good. You are warned at Unhealthy for Sensitive Groups (AQI
+        /// 101+)."
+        public var body: String
 
-        enum CodingKeys: String, CodingKey { case id, sensorId, time }
+        enum CodingKeys: String, CodingKey { case id, sensorId, time, key, delivered, shouldNotify, title, body }
 
     }
 
@@ -159,9 +186,12 @@ public enum AlertsScreen: Screen {
                 let isAbove = r.category >= threshold
                 guard isAbove != above else { continue }
                 above = isAbove
-                events.append(AlertEvent(sensorId: sensor.sensor, source: sensor.source, kind: isAbove ? "fired" : "cleared",
-                                         hour: LocalTime.iso(q.hours[i].hour), aqi: r.aqi,
-                                         category: r.category.name, notified: isAbove || onClear == .notify))
+                let kind = isAbove ? "fired" : "cleared", hour = LocalTime.iso(q.hours[i].hour)
+                let key = sensor.source + ":" + sensor.sensor + "|" + hour + "|" + kind
+                let notified = isAbove || onClear == .notify, delivered = user.deliveredAlerts[key] != nil
+                events.append(AlertEvent(sensorId: sensor.sensor, source: sensor.source, kind: kind, hour: hour, aqi: r.aqi,
+                                         category: r.category.name, notified: notified, key: key, delivered: delivered,
+                                         shouldNotify: notified && !delivered))
             }
         }
         watched.sort { ($0.sensorId, $0.source ?? "") < ($1.sensorId, $1.source ?? "") }
@@ -169,9 +199,21 @@ public enum AlertsScreen: Screen {
         events.sort { ($0.hour, $0.sensorId, $0.source) < ($1.hour, $1.sensorId, $1.source) }
 
         var test: TestAlert?
-        if let newest = user.testAlerts.facts.values.max(by: { $0.stamp < $1.stamp }) {
-            test = TestAlert(id: newest.stamp.id.description, sensorId: newest.value.isEmpty ? nil : newest.value,
-                             time: LocalTime.iso(Int64(newest.stamp.hlc.physicalMillis / 1000)))
+        // The newest request made at or before now (its HLC time is when it was requested).
+        if let newest = user.testAlerts.facts.values.filter({ Int64($0.stamp.hlc.physicalMillis / 1000) <= p.now })
+            .max(by: { $0.stamp < $1.stamp }) {
+            let key = "test|" + newest.stamp.id.description, delivered = user.deliveredAlerts[key] != nil
+            let named = newest.value.isEmpty ? nil : newest.value
+            var title = "Test alert", body = "You are warned when a watched sensor reaches \(threshold.title) (AQI \(threshold.aqiRange.lowerBound)+)."
+            if let named, let sensor = try? HistoryScreen.lookUp(named, in: sensors) {
+                title += ": " + sensor.name
+                let r = user.isEnabled(source: sensor.source) ? try world.airQuality(sensor, user: user, now: p.now, hours: 4).current : nil
+                body = (r.map { "AQI \($0.aqi), \($0.beyondIndex ? "Beyond the AQI" : $0.category.title). " } ?? "No current reading. ")
+                    + "You are warned at \(threshold.title) (AQI \(threshold.aqiRange.lowerBound)+)."
+            }
+            test = TestAlert(id: newest.stamp.id.description, sensorId: named,
+                             time: LocalTime.iso(Int64(newest.stamp.hlc.physicalMillis / 1000)), key: key,
+                             delivered: delivered, shouldNotify: !delivered, title: title, body: body)
         }
         return Model(threshold: Threshold(name: threshold.name, title: threshold.title,
                                           aqi: threshold.aqiRange.lowerBound, colour: threshold.colourHex),
@@ -201,10 +243,12 @@ public enum AlertsScreen: Screen {
         for e in m.events {
             out.append("  " + e.hour + "  " + HistoryScreen.pad(e.source + ":" + e.sensorId, 18) + HistoryScreen.pad(e.kind, 8)
                        + HistoryScreen.pad(String(e.aqi), 4, right: true) + "  " + HistoryScreen.pad(AQILevel(name: e.category)?.title ?? e.category, 31)
-                       + (e.notified ? "notified" : "silent"))
+                       + (e.notified ? (e.delivered ? "notified (delivered)" : "notified") : "silent"))
         }
         if let t = m.testAlert {
-            out.append("Test alert requested \(t.time)" + (t.sensorId.map { " for \($0)" } ?? "") + " (event \(t.id))")
+            out.append("Test alert requested \(t.time)" + (t.sensorId.map { " for \($0)" } ?? "") + " (event \(t.id))"
+                       + (t.delivered ? ", delivered" : ""))
+            out.append("  \(t.title): \(t.body)")
         } else {
             out.append("No test alert requested")
         }

@@ -20,6 +20,7 @@ struct CodecTests {
         (.user("ana"), .biomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0, maxReading: 3, icon: "drop"))),
         (.user("ana"), .testAlert(sensor: nil)),
         (.user("ana"), .testAlert(sensor: "131075")),
+        (.user("ana"), .alertDelivered(key: "purpleair:87173|2023-10-27T21:00:00Z|fired")),
         (.public, .sensorRegistered(SensorRegistration(sensor: "131075", name: "Ümlaut 空气", source: "purpleair",
                                                       kind: "purpleair", latitude: 42.73, longitude: -73.69,
                                                       timeZone: "America/New_York"))),

@@ -24,7 +24,7 @@ struct SimReplica {
     mutating func edit<R: RandomNumberGenerator>(_ rng: inout R, wall: UInt64) -> Event {
         let sensors = ["a", "b", "c", "d"]
         let body: EventBody
-        switch Int.random(in: 0..<9, using: &rng) {
+        switch Int.random(in: 0..<10, using: &rng) {
         case 0, 1: body = .favouriteAdd(sensor: sensors.randomElement(using: &rng)!)
         case 2:
             let s = sensors.randomElement(using: &rng)!
@@ -39,6 +39,8 @@ struct SimReplica {
         case 6: body = .unitSet(Bool.random(using: &rng) ? .celsius : .fahrenheit)
         case 7: body = Bool.random(using: &rng) ? .sourceEnable(source: "purpleair") : .sourceCorrect(
             source: "purpleair", correction: ["epa-2021", "lrapa", "aqandu"].randomElement(using: &rng)!)
+        case 8: body = Bool.random(using: &rng) ? .testAlert(sensor: sensors.randomElement(using: &rng))
+            : .alertDelivered(key: ["purpleair:a|2023-10-27T21:00:00Z|fired", "test|x"].randomElement(using: &rng)!)
         default: body = .biomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0,
                                                          maxReading: Double(Int.random(in: 1...6, using: &rng)), icon: "drop"))
         }

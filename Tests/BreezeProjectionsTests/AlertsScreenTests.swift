@@ -217,4 +217,43 @@ struct AlertsScreenTests {
         #expect(a == (try Screens.json(Self.build(events.reversed()))))
         #expect(try Self.build(events).events.count == 8)
     }
+
+    @Test func anAlertOneDeviceNotifiedIsDeliveredOnEveryDeviceOfTheUser() throws {
+        var (events, phone) = try Self.troyWatched()
+        events.append(phone.event(.alertSet(AlertChange(category: .moderate))))
+        let before = try Self.build(events)
+        Self.check(before.events, Self.troyModerate)
+        #expect(before.events.allSatisfy { !$0.delivered && $0.shouldNotify == $0.notified })
+        #expect(before.events[0].key == "purpleair:87173|2023-10-23T12:00:00Z|fired")
+        // The phone shows the first two notifications and records them; the tablet (another replica of ana)
+        // receives those events: it shows them delivered and does not notify them again.
+        var tablet = HistAlertsUser("ana", replica: 0xA2, millis: 200_000_000)
+        let delivered = [phone.event(.alertDelivered(key: before.events[0].key)), phone.event(.alertDelivered(key: before.events[1].key))]
+        let after = try Self.build(events + delivered + [tablet.event(.unitSet(.celsius))])
+        #expect(after.events.map(\.delivered) == [true, true] + Array(repeating: false, count: 6))
+        #expect(after.events.map(\.shouldNotify) == [false, false] + Array(repeating: true, count: 6))
+        // Any order of arrival gives the same model (the set of deliveries is grow-only); a duplicate changes nothing.
+        let shuffled = try Self.build((events + delivered + delivered).reversed())
+        #expect(shuffled == (try Self.build(events + delivered)))
+        #expect(AlertsScreen.render(after).contains { $0.contains("notified (delivered)") })
+    }
+
+    @Test func aTestAlertAppearsOnlyFromWhenItWasRequestedWithWhatToShow() throws {
+        let (events, _) = try Self.troyWatched()
+        // Requested at 18:30Z, ten minutes before troyNow.
+        var ana = HistAlertsUser("ana", replica: 0xA1, millis: UInt64(Self.troyNow - 600 - 1) * 1000)
+        let request = ana.event(.testAlert(sensor: "87173"))
+        let all = events + [request]
+        #expect(try Self.build(all, now: Self.troyNow - 601).testAlert == nil, "a screen of a moment before the request")
+        let t = try #require(try Self.build(all).testAlert)
+        #expect(t.time == "2023-10-29T18:30:00Z" && t.key == "test|" + request.id.description && !t.delivered && t.shouldNotify)
+        // The sensor's reading now (87173: AQI 14, Good at 17:00-18:00Z, python3) and the user's threshold.
+        #expect(t.title == "Test alert: North Central Troy #1")
+        #expect(t.body == "AQI 14, Good. You are warned at Unhealthy for Sensitive Groups (AQI 101+).")
+        let shown = try #require(try Self.build(all + [ana.event(.alertDelivered(key: t.key))]).testAlert)
+        #expect(shown.delivered && !shown.shouldNotify)
+        // Without a sensor: the threshold alone.
+        let plain = try #require(try Self.build(events + [ana.event(.testAlert(sensor: nil))]).testAlert)
+        #expect(plain.title == "Test alert" && plain.body == "You are warned when a watched sensor reaches Unhealthy for Sensitive Groups (AQI 101+).")
+    }
 }
