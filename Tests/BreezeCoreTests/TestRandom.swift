@@ -39,7 +39,9 @@ struct SimReplica {
         case 6: body = .unitSet(Bool.random(using: &rng) ? .celsius : .fahrenheit)
         case 7: body = Bool.random(using: &rng) ? .sourceEnable(source: "purpleair") : .sourceCorrect(
             source: "purpleair", correction: ["epa-2021", "lrapa", "aqandu"].randomElement(using: &rng)!)
-        case 8: body = Bool.random(using: &rng) ? .testAlert(sensor: sensors.randomElement(using: &rng))
+        // A test alert is keyed by its event id: its content follows from the id, as one event's content does
+        // (states generated apart reuse ids).
+        case 8: body = Bool.random(using: &rng) ? .testAlert(sensor: sensors[Int(counter % 4)])
             : .alertDelivered(key: ["purpleair:a|2023-10-27T21:00:00Z|fired", "test|x"].randomElement(using: &rng)!)
         default: body = .biomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0,
                                                          maxReading: Double(Int.random(in: 1...6, using: &rng)), icon: "drop"))
