@@ -228,10 +228,9 @@ enum AirQualityScreenSupport {
 
     // MARK: Trends
 
-    /// The AQI a bar of hour `i` shows: the hour's NowCast, but nil when the hour has no value of its own
-    /// (no readings, or below the completeness rule), so that a chart never shows a number for an hour that
-    /// measured nothing (see `DetailScreen.HourBar.missing`).
-    static func barAQI(_ q: SensorAirQuality, _ i: Int) -> AQIResult? { q.hourAQI(at: i) }
+    /// The AQI a bar of hour `i` shows: the hour's NowCast, whenever it is valid, so the last bar shows what
+    /// the headline shows; `DetailScreen.HourBar.hasOwnValue` says whether the hour had a value of its own.
+    static func barAQI(_ q: SensorAirQuality, _ i: Int) -> AQIResult? { q.nowCast(at: i) }
 
     /// The NowCast AQI of the last complete hour and of the hour 3 hours before it, and the trend between
     /// them (`Trend`: steady within 5 % and 0.5).

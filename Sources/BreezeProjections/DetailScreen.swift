@@ -14,17 +14,20 @@ public enum DetailScreen: Screen {
     public struct HourBar: Codable, Equatable, Sendable {
         /// Start of the hour, ISO 8601 UTC (`2023-10-27T19:00:00Z`); the bar covers the hour after it.
         public var hour: String
-        /// The hour's NowCast AQI; nil when `missing`.
+        /// The hour's NowCast AQI (domain.md section 2), the number the headline shows for the last hour, so
+        /// the headline and the last bar always agree; nil when `missing`.
         public var aqi: Int?
         /// The category name of `aqi`.
         public var category: String?
         /// The EPA colour of `aqi`.
         public var colour: String?
-        /// True when the hour has no value of its own (no readings, or for PurpleAir fewer than 90 % of the
-        /// expected valid readings, domain.md section 3.3) or no valid NowCast (domain.md section 2). A
-        /// missing hour has no AQI, never 0. (Its NowCast could still be valid from the two hours before it;
-        /// the bar stays empty so that the chart shows no value for an hour that measured nothing. The
-        /// headline `aqi` does follow the NowCast rule and may have a value when the last bar is missing.)
+        /// What the bar shows: true when the hour has a complete value of its own; false when it has none (no
+        /// readings, or for PurpleAir fewer than 90 % of the expected valid readings, domain.md section 3.3)
+        /// and `aqi` is the NowCast carried by the hours before it (at least 2 of the 3 latest: the app draws
+        /// it as an estimate, hatched).
+        public var hasOwnValue: Bool
+        /// True when the hour has no valid NowCast (fewer than 2 of the 3 latest hours with a value): no AQI,
+        /// never 0, nothing drawn.
         public var missing: Bool
     }
 
@@ -106,7 +109,7 @@ public enum DetailScreen: Screen {
             let h = q.hours[i]
             let r = S.barAQI(q, i)
             return HourBar(hour: S.iso(h.hour), aqi: r?.aqi, category: r?.category.name, colour: r?.category.colourHex,
-                           missing: r == nil)
+                           hasOwnValue: h.pm25 != nil, missing: r == nil)
         }
         let unit = user.effectiveUnit
         let t = q.latestAndThreeHoursBefore(\.temperatureC)
@@ -167,8 +170,9 @@ public enum DetailScreen: Screen {
                 continue
             }
             let n = min(40, Int((Double(aqi) / Double(top) * 40).rounded()))
-            out.append("\(label) " + S.right(String(aqi), 3) + " " + S.left(String(repeating: "█", count: max(aqi > 0 ? 1 : 0, n)), 40)
-                       + " " + S.title(h.category))
+            let mark: Character = h.hasOwnValue ? "█" : "░"   // an hour without its own value: the NowCast, as an estimate
+            out.append("\(label) " + S.right(String(aqi), 3) + " " + S.left(String(repeating: mark, count: max(aqi > 0 ? 1 : 0, n)), 40)
+                       + " " + S.title(h.category) + (h.hasOwnValue ? "" : " (no value of its own: NowCast)"))
         }
         return out
     }

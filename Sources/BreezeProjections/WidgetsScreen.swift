@@ -47,8 +47,8 @@ public enum WidgetsScreen: Screen {
         /// `rising`, `falling` or `steady`: the AQI now against 3 hours earlier (steady within 5 % and 0.5);
         /// nil when either is missing.
         public var trend: String?
-        /// The last 4 hourly bars, oldest first (3 hours ago ... now): NowCast AQI, nil for a missing hour as
-        /// in the detail chart.
+        /// The last 4 hourly bars, oldest first (3 hours ago ... now): NowCast AQI as the detail chart's bars
+        /// show it, nil for an hour without a valid NowCast.
         public var recent: [Int?]
     }
 

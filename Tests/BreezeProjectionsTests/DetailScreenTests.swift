@@ -19,7 +19,8 @@ enum AQScreenFixtures {
     /// The last Troy readings (both registered sensors): 2023-10-30T00:10:00Z.
     static let troyLastReading: Int64 = 1_698_624_600
     /// 2023-10-27T19:00Z, the hour of sensor 149970 with the 30-minute gap: readings at 19:00, 19:30, 19:40,
-    /// 19:50 only, 4 of 6 expected (< 90 %), so the hour has no value.
+    /// 19:50 only, 4 of 6 expected (< 90 %), so the hour has no value of its own (its NowCast, carried by
+    /// 18:00 and 17:00, is valid: AQI 39).
     static let gapHour = "2023-10-27T19:00:00Z"
     /// A place in Troy: 1.45 km from 87173 (North Central Troy #1), 2.38 km from 149970 (South Troy #2).
     static let troyUser = (latitude: 42.7300, longitude: -73.6900)
@@ -115,12 +116,13 @@ struct DetailScreenTests {
         // 24 complete hours, 2023-10-26T22:00 ... 2023-10-27T21:00, NowCast AQI per hour (python3).
         #expect(m.hourly.count == 24)
         #expect(m.hourly.first?.hour == "2023-10-26T22:00:00Z" && m.hourly.last?.hour == "2023-10-27T21:00:00Z")
-        let expected: [Int?] = [44, 46, 47, 48, 50, 52, 57, 56, 55, 55, 54, 53, 54, 53, 52, 53, 51, 47, 46, 42, 39, nil, 37, 37]
+        let expected: [Int?] = [44, 46, 47, 48, 50, 52, 57, 56, 55, 55, 54, 53, 54, 53, 52, 53, 51, 47, 46, 42, 39, 39, 37, 37]
         #expect(m.hourly.map(\.aqi) == expected)
-        // The gap hour is missing: no AQI, no category, no colour, never 0.
         let gap = try #require(m.hourly.first { $0.hour == F.gapHour })
-        #expect(gap.missing && gap.aqi == nil && gap.category == nil && gap.colour == nil)
-        #expect(m.hourly.filter(\.missing).map(\.hour) == [F.gapHour])
+        // The gap hour shows its NowCast (python3: 39) and says it has no value of its own, never 0.
+        #expect(!gap.missing && !gap.hasOwnValue && gap.aqi == 39 && gap.category == "good" && gap.colour == "#00E400")
+        #expect(m.hourly.filter { !$0.hasOwnValue }.map(\.hour) == [F.gapHour] && !m.hourly.contains(where: \.missing))
+        #expect(m.hourly.last?.aqi == m.aqi)   // the headline and the last bar agree
         #expect(m.hourly[5].category == "moderate" && m.hourly[5].colour == "#FFFF00")
         // Advice for Good (domain.md 1.5).
         #expect(m.advice?.sensitiveGroups == "It's a great day to be active outside.")
@@ -175,10 +177,14 @@ struct DetailScreenTests {
         let m = try DetailScreen.build(world, F.params("ana", F.t("2019-08-19T16:30"), sensor: "370630099"))
         #expect(m.name == "Burdens Creek" && m.source == "airnow" && m.correction == "none")
         #expect(m.aqi == nil && m.category == nil && m.scalePosition == nil && m.advice == nil)
-        #expect(m.hourly.suffix(4).allSatisfy { $0.missing && $0.aqi == nil })
+        // 12:00 has no value of its own but 11:00 and 10:00 carry its NowCast (52, python3): the bar shows it as
+        // an estimate; 13-15:00 have fewer than 2 of their 3 latest hours: missing.
+        #expect(m.hourly.suffix(3).allSatisfy { $0.missing && $0.aqi == nil && !$0.hasOwnValue })
+        #expect(m.hourly[m.hourly.count - 4] == DetailScreen.HourBar(hour: "2019-08-19T12:00:00Z", aqi: 52, category: "moderate",
+                                                                     colour: "#FFFF00", hasOwnValue: false, missing: false))
         // 11:00 (python3): NowCast of the raw hourly values 9.95 -> 9.9 -> AQI 52.
         #expect(m.hourly[m.hourly.count - 5] == DetailScreen.HourBar(hour: "2019-08-19T11:00:00Z", aqi: 52, category: "moderate",
-                                                                     colour: "#FFFF00", missing: false))
+                                                                     colour: "#FFFF00", hasOwnValue: true, missing: false))
         #expect(m.hourly.first?.aqi == 36)
         // PM2.5: newest hourly value 10.0 (11:00) against 10.4 (08:00): steady. No temperature or humidity.
         #expect(m.pm25 == DetailScreen.Measure(value: 10.0, unit: "µg/m³", trend: "steady"))
@@ -186,7 +192,9 @@ struct DetailScreenTests {
         // At 20:30 the 16:00 hour has a value but only 1 of 16, 15, 14 is valid: still no NowCast, missing.
         let later = try DetailScreen.build(world, F.params("ana", F.t("2019-08-19T20:30"), sensor: "370630099"))
         #expect(later.hourly.suffix(4).map(\.aqi) == [nil, 53, 53, 52])
-        #expect(later.hourly[later.hourly.count - 4].missing && later.aqi == 52)
+        #expect(later.hourly[later.hourly.count - 4].missing && later.hourly[later.hourly.count - 4].hasOwnValue && later.aqi == 52)
+        // The headline and the last bar agree.
+        #expect(later.hourly.last?.aqi == later.aqi)
         #expect(later.pm25 == DetailScreen.Measure(value: 8.2, unit: "µg/m³", trend: "falling"))
     }
 
@@ -212,7 +220,7 @@ struct DetailScreenTests {
             #expect(try Screens.json(DetailScreen.build(a, p)) == Screens.json(DetailScreen.build(b, p)))
         }
         let lines = DetailScreen.render(try DetailScreen.build(a, F.params("ana", F.troyNow, sensor: "149970")))
-        #expect(lines.contains { $0.hasPrefix("10-27 19:00   - ") && $0.hasSuffix("missing") })
+        #expect(lines.contains { $0.hasPrefix("10-27 19:00  39 ░") && $0.hasSuffix("(no value of its own: NowCast)") })
         #expect(lines.contains { $0.hasPrefix("10-27 21:00  37 ██████████████") })
     }
 }

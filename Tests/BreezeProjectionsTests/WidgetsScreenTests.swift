@@ -22,10 +22,11 @@ struct WidgetsScreenTests {
 
     @Test func withoutAPositionTheFirstFavouriteUnderTheUsersCorrection() throws {
         let m = try WidgetsScreen.build(try F.world(), F.params("bo", F.troyNow))
-        // bo's favourites sorted: "149970" < "87173". Uncorrected 149970 (python3): 18:00 46, 19:00 missing
-        // (the 30-minute gap), 20:00 42, 21:00 42; 42 vs 46 falling.
+        // bo's favourites sorted: "149970" < "87173". Uncorrected 149970 (python3): 18:00 46, 19:00 46 (the
+        // 30-minute gap: no value of its own, its NowCast as the detail bar shows it), 20:00 42, 21:00 42;
+        // 42 vs 46 falling.
         #expect(m.lockScreen.sensorId == "149970" && m.lockScreen.basis == "favourite" && m.lockScreen.distanceKm == nil)
-        #expect(m.liveActivity.recent == [46, nil, 42, 42] && m.liveActivity.trend == "falling")
+        #expect(m.liveActivity.recent == [46, 46, 42, 42] && m.liveActivity.trend == "falling")
         #expect(m.tile.value == 42 && m.tile.background == "#00E400" && m.tile.foreground == "#000000")
         // bo's USG reading of 87173 (AQI 150) gives an orange tile with black text.
         let near = try WidgetsScreen.build(try F.world(), F.params("bo", F.troyNow, at: (42.7450, -73.6800)))
