@@ -375,9 +375,11 @@ extension InspectorScript {
           bars.append(s('rect', { class: 'bar', x: x, y: H - 3, width: r2(bw), height: 3, fill: '#D1D1D6', 'data-hour': b.hour, 'data-missing': 'true', 'data-aqi': '' }));
         } else {
           const bh = r2(b.aqi / top * H);
+          // An hour without a value of its own shows its NowCast faded (an estimate).
           bars.append(s('rect', { class: 'bar', x: x, y: r2(H - bh), width: r2(bw), height: bh, rx: 3, fill: b.colour, 'data-hour': b.hour,
-                                  'data-aqi': b.aqi, 'data-colour': b.colour, 'data-category': b.category },
-                        s('title', {}, b.hour + ' AQI ' + b.aqi)));
+                                  'data-aqi': b.aqi, 'data-colour': b.colour, 'data-category': b.category,
+                                  'data-own': b.hasOwnValue ? 'true' : 'false', opacity: b.hasOwnValue ? 1 : 0.45 },
+                        s('title', {}, b.hour + ' AQI ' + b.aqi + (b.hasOwnValue ? '' : ' (NowCast; no value of its own)'))));
         }
         if (i % 6 === 0) bars.append(s('text', { x: x, y: H + 14, 'font-size': 10, fill: '#8E8E93' }, b.hour.slice(11, 16)));
       });
