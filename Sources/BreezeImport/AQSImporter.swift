@@ -8,9 +8,10 @@ import BreezeCore
 /// Fields used: `state_code`, `county_code`, `site_number`, `parameter_code`, `poc`, `latitude`,
 /// `longitude`, `date_gmt` (`YYYY-MM-DD`), `time_gmt` (`HH:MM`, hour-beginning), `sample_measurement`,
 /// `units_of_measure`, and when present `sample_duration`, `local_site_name`, `county`, `state`,
-/// `parameter`. Others (`qualifier`, `method`, `detection_limit`, ...) are ignored: a present value is kept
-/// whatever its qualifier; a null/empty `sample_measurement` (AQS writes a null-data qualifier instead)
-/// is missing, reported as "no values", never zero.
+/// `parameter`, and `qualifier`: a present value is kept whatever its qualifier; a null/empty
+/// `sample_measurement` (AQS writes a null-data qualifier instead, e.g. `AN - Machine Malfunction`) is
+/// missing, never zero, and the skipped row keeps the file's reason: "no value (qualifier 'AN - Machine
+/// Malfunction')". Others (`method`, `detection_limit`, ...) are ignored.
 ///
 /// - Sensor = state + county + site, zero-padded 2+3+4 (9 digits, the same id AirNow uses); source `aqs`.
 /// - Parameter codes: 88101 and 88502 -> `pm25` (ug/m3); 81102 and 85101 -> `pm10`; 44201 ozone -> `o3`
@@ -19,7 +20,9 @@ import BreezeCore
 /// - One reading per (site, GMT hour). When several monitors give the same quantity for a site-hour, the
 ///   preferred is kept (88101 before 88502, 81102 before 85101, then the lowest POC) and the others are
 ///   reported. Rows whose `sample_duration` is not `1 HOUR` (24-hour filters, 5-minute data) are skipped.
-/// - One registration per site: `local_site_name`, else "county, state (id)", with its coordinates.
+/// - One registration per site: `local_site_name`, else "county, state (id)", with its coordinates, and the
+///   time zone its `date_local`/`time_local` imply against GMT (AQS local times are standard time all year:
+///   -05:00 gives `Etc/GMT+5`; a region zone held already is kept over it, `FactImport`).
 /// - A JSON `Header` whose status is `Failed` (the API's error response) is an `ImportError`.
 public enum AQSImporter: MonitorFileImporter {
     /// The format name on the command line: `breeze import aqs FILE...`.
@@ -38,6 +41,20 @@ public enum AQSImporter: MonitorFileImporter {
         var date: String?, time: String?
         var sample: Double?, units: String?, duration: String?
         var siteName: String?, countyName: String?, stateName: String?, parameterName: String?
+        var qualifier: String?
+        var dateLocal: String?, timeLocal: String?
+
+        /// The fixed zone of the local standard time the row's local and GMT times imply, if whole hours.
+        var zone: String? {
+            guard let d = date.flatMap(DateParsing.date), let t = time.flatMap(DateParsing.timeOfDay),
+                  let ld = dateLocal.flatMap(DateParsing.date), let lt = timeLocal.flatMap(DateParsing.timeOfDay) else { return nil }
+            let gmt = DateParsing.days(year: d.year, month: d.month, day: d.day) * 86_400 + t
+            let local = DateParsing.days(year: ld.year, month: ld.month, day: ld.day) * 86_400 + lt
+            let offset = local - gmt
+            guard offset % 3600 == 0, abs(offset) <= 14 * 3600 else { return nil }
+            let h = offset / 3600
+            return h == 0 ? "Etc/GMT" : "Etc/GMT" + (h < 0 ? "+" : "-") + String(abs(h))
+        }
     }
 
     /// Parameter code -> (quantity, preference rank; lower wins).
@@ -62,7 +79,7 @@ public enum AQSImporter: MonitorFileImporter {
         else { name = sensor }
         out.register(SensorRegistration(sensor: sensor, name: name, source: "aqs", kind: "monitor",
                                         latitude: row.latitude ?? options.at?.latitude,
-                                        longitude: row.longitude ?? options.at?.longitude, timeZone: nil), line: line)
+                                        longitude: row.longitude ?? options.at?.longitude, timeZone: row.zone), line: line)
         if let d = row.duration, d.uppercased() != "1 HOUR" {
             out.skip(line: line, "sample_duration '\(d)' is not hourly"); return
         }
@@ -70,7 +87,9 @@ public enum AQSImporter: MonitorFileImporter {
               let timeText = row.time, let tod = DateParsing.timeOfDay(timeText) else {
             out.skip(line: line, "bad date_gmt/time_gmt '\(row.date ?? "")' '\(row.time ?? "")'"); return
         }
-        guard let sample = row.sample else { out.skip(line: line, "no values"); return }
+        guard let sample = row.sample else {
+            out.skip(line: line, row.qualifier.map { "no value (qualifier '\($0)')" } ?? "no values"); return
+        }
         let units = row.units ?? ""
         guard let value = MonitorUnits.convert(sample, to: p.quantity, from: units) else {
             out.skip(line: line, "units '\(units)' not supported for parameter \(code)"); return
@@ -98,14 +117,16 @@ public enum AQSImporter: MonitorFileImporter {
         let cPOC = table.column("poc"), cLat = table.column("latitude"), cLon = table.column("longitude")
         let cDuration = table.column("sample_duration"), cName = table.column("local_site_name", "Local Site Name")
         let cCountyName = table.column("county", "County Name"), cStateName = table.column("state", "State Name")
-        let cParamName = table.column("parameter", "Parameter Name")
+        let cParamName = table.column("parameter", "Parameter Name"), cQualifier = table.column("qualifier", "Qualifier")
+        let cDateLocal = table.column("date_local", "Date Local"), cTimeLocal = table.column("time_local", "Time Local")
         for (line, fields) in table.rows {
             out.rowsRead += 1
             let r = CSVRow(fields)
             var row = Row(state: r[cState], county: r[cCounty], site: r[cSite], code: r[cCode],
                           poc: r[cPOC].flatMap { Int($0) }, date: r[cDate], time: r[cTime], units: r[cUnits],
                           duration: r[cDuration], siteName: r[cName], countyName: r[cCountyName],
-                          stateName: r[cStateName], parameterName: r[cParamName])
+                          stateName: r[cStateName], parameterName: r[cParamName], qualifier: r[cQualifier],
+                          dateLocal: r[cDateLocal], timeLocal: r[cTimeLocal])
             do {
                 row.sample = try r.number(cSample, "sample_measurement")
                 row.latitude = try r.number(cLat, "latitude")
@@ -145,7 +166,8 @@ public enum AQSImporter: MonitorFileImporter {
                           code: s("parameter_code"), poc: s("poc").flatMap { Int($0) }, date: s("date_gmt"),
                           time: s("time_gmt"), units: s("units_of_measure"), duration: s("sample_duration"),
                           siteName: s("local_site_name"), countyName: s("county"), stateName: s("state"),
-                          parameterName: s("parameter"))
+                          parameterName: s("parameter"), qualifier: s("qualifier"), dateLocal: s("date_local"),
+                          timeLocal: s("time_local"))
             do {
                 row.sample = try MonitorJSON.number(o["sample_measurement"], "sample_measurement")
                 row.latitude = try MonitorJSON.number(o["latitude"], "latitude")

@@ -61,6 +61,15 @@ public enum PollenScreen: Screen {
         public var activeLevel: Int?
     }
 
+    /// The words Google's Pollen API writes in `specialColors`/`specialShapes` when a plant has nothing to
+    /// say, lower-cased: "None" in the real English response, and the same word in the languages the API's
+    /// `languageCode` serves most (German, French, Spanish, Italian, Portuguese, Dutch, Nordic, Polish, Czech,
+    /// Russian, Turkish, Japanese, Chinese, Korean). Only the English one is in the project's real data.
+    public static let placeholders: Set<String> = [
+        "none", "keine", "keiner", "aucun", "aucune", "ninguno", "ninguna", "nessuno", "nessuna", "nenhum", "nenhuma",
+        "geen", "ingen", "inga", "ei mitään", "brak", "žádné", "нет", "yok", "なし", "无", "無", "없음", "-", "—",
+    ]
+
     /// One card, as the app's `PollenItem` (plus `colour`, `inSeason` and two texts of the source).
     public struct PollenItem: Codable, Equatable, Sendable {
         /// The source's code, e.g. `GRASS`, `GRAMINALES`.
@@ -79,8 +88,8 @@ public enum PollenScreen: Screen {
         public var family: String?
         /// Peak season, e.g. "Late spring, summer".
         public var season: String?
-        /// `specialColors` and `specialShapes` joined with a space; Google's placeholder "None" and empty
-        /// parts are left out (nil when nothing remains).
+        /// `specialColors` and `specialShapes` joined with a space; Google's placeholder for nothing ("None",
+        /// or the same word in the response's language: `placeholders`) and empty parts are left out (nil when nothing remains).
         public var appearance: String?
         /// Health tips (Google gives them on pollen types only; plants have none).
         public var healthRecommendations: [String]
@@ -162,7 +171,7 @@ public enum PollenScreen: Screen {
     static func item(_ e: PollenEntry, colours: [Int: String]) -> PollenItem {
         let value = e.indexValue.map(Int.init)
         let parts = [e.specialColors, e.specialShapes].compactMap { $0.map(FactScreenCalendar.trim) }
-            .filter { !$0.isEmpty && $0 != "None" }
+            .filter { !$0.isEmpty && !placeholders.contains($0.lowercased()) }
         return PollenItem(id: e.code, name: e.displayName, value: value, category: value == nil ? nil : e.category,
                           isPlant: e.isPlant, imageUrl: e.picture, family: e.family, season: e.season,
                           appearance: parts.isEmpty ? nil : parts.joined(separator: " "),

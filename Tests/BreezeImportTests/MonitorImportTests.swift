@@ -298,8 +298,9 @@ struct AQSImporterTests {
         // Line numbers: JSON element index (1-based); CSV file line (header is line 1).
         let l = { (row: Int) in row + firstLine - 1 }
         #expect(r.rowsRead == 8)
+        // The first row's local time 00:00 against 05:00 GMT: US Eastern standard time, Etc/GMT+5.
         #expect(monRegistrations(r) == [SensorRegistration(sensor: "370630099", name: "Durham, North Carolina (370630099)", source: "aqs",
-                                                        kind: "monitor", latitude: 35.889402, longitude: -78.8747, timeZone: nil)])
+                                                        kind: "monitor", latitude: 35.889402, longitude: -78.8747, timeZone: "Etc/GMT+5")])
         // 05:00 GMT: ozone 0.023 ppm = 23 ppb; PM2.5 88101 (9.9) preferred to 88502 (10.4) though later.
         #expect(monValues(monReading(r, sensor: "370630099", at: 1_564_635_600)) == ["o3": 23, "pm25": 9.9, "no2": 3])
         // 06:00 GMT: ozone null (qualifier BF) is missing, not zero.
@@ -308,7 +309,7 @@ struct AQSImporterTests {
         #expect(monReadings(r).allSatisfy { $0.source == "aqs" })
         #expect(r.issues.map(\.description) == [
             "\(file):\(l(2)): duplicate pm25 for this sensor and hour: line \(l(3)) preferred",
-            "\(file):\(l(5)): no values",
+            "\(file):\(l(5)): no value (qualifier 'BF - Precision/Zero/Span.')",   // the file's reason kept
             "\(file):\(l(7)): unknown parameter 42101 (Carbon monoxide) skipped",
             "\(file):\(l(8)): sample_duration '24 HOUR' is not hourly",
         ])

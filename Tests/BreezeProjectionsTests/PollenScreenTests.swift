@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import BreezeCore
 import BreezeImport
@@ -84,6 +85,21 @@ struct PollenScreenTests {
         let on = try FactScreenWorlds.pollen()
             + FactScreenWorlds.user("me", [.sourceDisable(source: "google-pollen"), .sourceEnable(source: "google-pollen")])
         #expect(!(try PollenScreen.build(FactWorld(events: on), Self.params(51.2, 10.5, date: "2025-08-03"))).isEmpty)
+    }
+
+    @Test func thePlaceholderForNothingIsDroppedInTheResponsesLanguage() throws {
+        // The real response with its English placeholder "None" written as a German response would have it.
+        let text = String(decoding: try WorldSupport.bytes("google_pollen_forecast_DE_2025-08-03_teamjaf", "json"), as: UTF8.self)
+        #expect(text.contains(#""specialColors": "None""#))
+        let german = Array(text.replacingOccurrences(of: #""specialColors": "None""#, with: #""specialColors": "Keine""#).utf8)
+        var o = ImportOptions()
+        o.at = (51.1657, 10.4515)
+        let parsed = try GooglePollenImporter.parse(german, file: "de.json", options: o)
+        let world = FactWorld(events: WorldSupport.events(parsed.records))
+        let m = try PollenScreen.build(world, Self.params(51.2, 10.5, date: "2025-08-03"))
+        let grasses = try #require(m.items.first { $0.id == "GRAMINALES" })
+        #expect(grasses.appearance == "The leaves are alternate, long and narrow and the leaf margin is smooth.")
+        #expect(!m.items.contains { $0.appearance?.contains("Keine") == true })
     }
 
     @Test func aDayWithEveryEntryOutOfSeasonIsNotEmpty() throws {
