@@ -50,6 +50,10 @@ public final class Replica: @unchecked Sendable {
         public var busyTimeoutMillis: Int32 = 5000
         /// Wall time in milliseconds since 1970 for event timestamps (default the system clock); tests shift it.
         public var wallClock: (@Sendable () -> UInt64)?
+        /// The device's IANA time zone, which `parameters(...)` passes to every screen (the user's "today" on
+        /// pollen, climate and biomarker): on a phone `TimeZone.current.identifier`. Nil is UTC, the same
+        /// everywhere (what tests and servers want).
+        public var timeZone: String?
 
         /// Options with the defaults, for `user`.
         public init(user: String = "me") { self.user = user }
@@ -269,6 +273,7 @@ public final class Replica: @unchecked Sendable {
         p.bbox = bbox
         p.date = date
         p.metric = metric
+        p.timeZone = options.timeZone
         return p
     }
 }

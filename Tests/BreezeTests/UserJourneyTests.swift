@@ -109,6 +109,23 @@ struct UserJourneyTests {
         #expect(try r.screen(AlertsScreen.self, r.parameters(now: asked + 1)).testAlert?.shouldNotify == false)
     }
 
+    @Test func theDevicesTimeZoneIsTheUsersToday() throws {
+        // A phone in New York at 2010-03-26T02:00Z (22:00 EDT on the 25th) with one reading logged by hand at
+        // 23:30Z on the 25th: today is still the 25th and counts it; a UTC replica is on the 26th already.
+        let dir = TempDir()
+        var o = Replica.Options(user: "ana")
+        o.timeZone = "America/New_York"
+        let r = try Replica(path: dir.file("ny.db"), options: o)
+        defer { r.close() }
+        try r.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: 1_269_559_800, value: 104, unit: "mg/dL"))
+        let m = try r.screen(BiomarkerScreen.self, r.parameters(now: 1_269_568_800))
+        #expect(m.date == "2010-03-25" && m.timeZone == "America/New_York" && m.biomarkers.first?.readingCount == 1)
+        var utc = r.parameters(now: 1_269_568_800)
+        utc.timeZone = nil
+        let u = try r.screen(BiomarkerScreen.self, utc)
+        #expect(u.date == "2010-03-26" && u.biomarkers.first?.readingCount == 0)
+    }
+
     @Test func tiltTheGoodWidget() throws {
         let dir = TempDir()
         let r = try Self.phone(dir)
