@@ -55,7 +55,7 @@ struct UserJourneyTests {
         // estimate flagged; the last bar is the headline.
         #expect(d.hourly.count == 24)
         for (a, b) in zip(d.hourly, d.hourly.dropFirst()) {
-            #expect(LocalTimeCheck.seconds(b.hour) - LocalTimeCheck.seconds(a.hour) == 3600)
+            #expect((DateParsing.isoDateTime(b.hour) ?? 0) - (DateParsing.isoDateTime(a.hour) ?? 0) == 3600)
         }
         #expect(d.hourly.allSatisfy { $0.missing == ($0.aqi == nil) && ($0.aqi == nil || $0.colour != nil) })
         #expect(d.hourly.last?.aqi == d.aqi && d.hourly.last?.hour == "2023-10-27T21:00:00Z")
@@ -138,18 +138,5 @@ struct UserJourneyTests {
         #expect(w.tile.value == 37 && w.tile.label == "37" && w.tile.title == "Good")
         #expect(w.tile.background == "#00E400" && w.tile.foreground == "#000000")
         #expect(w.liveActivity.recent.count == 4 && w.liveActivity.recent.last == 37)
-    }
-}
-
-/// Seconds of an ISO 8601 UTC time `YYYY-MM-DDTHH:MM:SSZ` (for checking bar spacing).
-enum LocalTimeCheck {
-    static func seconds(_ s: String) -> Int64 {
-        let p = s.split(whereSeparator: { "-T:Z".contains($0) }).map { Int64($0)! }
-        var days: Int64 = 0
-        for y in 1970..<p[0] { days += (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) ? 366 : 365 }
-        let leap = p[0] % 4 == 0 && (p[0] % 100 != 0 || p[0] % 400 == 0)
-        let months: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        for m in 0..<Int(p[1] - 1) { days += months[m] }
-        return (days + p[2] - 1) * 86400 + p[3] * 3600 + p[4] * 60 + p[5]
     }
 }
