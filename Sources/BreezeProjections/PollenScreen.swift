@@ -78,6 +78,9 @@ public enum PollenScreen: Screen {
         public var name: String
         /// Universal Pollen Index 0-5; nil when out of season (no index), never 0 for that.
         public var value: Int?
+        /// The row of the design's five-row scale `value` falls in (`PollenLevel.designLevel`: UPI 1 Very Low
+        /// is the design's "Low", UPI 2 and 3 its "Moderate"); nil without an index.
+        public var designLevel: String?
         /// The source's category text for the index, e.g. "Very Low" (nil without an index).
         public var category: String?
         /// True for a plant (`plantInfo`), false for a pollen type (`pollenTypeInfo`).
@@ -172,7 +175,9 @@ public enum PollenScreen: Screen {
         let value = e.indexValue.map(Int.init)
         let parts = [e.specialColors, e.specialShapes].compactMap { $0.map(FactScreenCalendar.trim) }
             .filter { !$0.isEmpty && !placeholders.contains($0.lowercased()) }
-        return PollenItem(id: e.code, name: e.displayName, value: value, category: value == nil ? nil : e.category,
+        return PollenItem(id: e.code, name: e.displayName, value: value,
+                          designLevel: value.flatMap { PollenLevel(rawValue: $0)?.designLevel },
+                          category: value == nil ? nil : e.category,
                           isPlant: e.isPlant, imageUrl: e.picture, family: e.family, season: e.season,
                           appearance: parts.isEmpty ? nil : parts.joined(separator: " "),
                           healthRecommendations: e.healthRecommendations, colour: value == nil ? nil : e.colour,

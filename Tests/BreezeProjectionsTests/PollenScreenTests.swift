@@ -29,6 +29,7 @@ struct PollenScreenTests {
         // GRASS: UPI 2 "Low", colour (0.5176471, 0.8117647, 0.2) -> #84CF33, and Google says inSeason false.
         let grass = byID["GRASS"]!
         #expect(grass.name == "Grass" && grass.value == 2 && grass.category == "Low" && grass.colour == "#84CF33")
+        #expect(grass.designLevel == "Moderate" && byID["WEED"]?.designLevel == "Low" && byID["TREE"]?.designLevel == nil)
         #expect(grass.inSeason == false && grass.healthRecommendations.count == 2)
         #expect(grass.healthRecommendations[0] == "It's a good day for outdoor activities since pollen levels are low.")
         // WEED: UPI 1 "Very Low", red omitted -> #009E3A, in season.
