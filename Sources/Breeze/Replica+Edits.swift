@@ -118,6 +118,8 @@ extension Replica {
                 return (canonical, [canonical, f.sensor])
             }
             if found.count > 1 {
+                // A bare id two sources share: a removal takes off the bare form as stored (an older star).
+                if forRemoval && source == nil { return (ref, [ref]) }
                 throw BreezeError(.invalidArgument, "sensor '\(ref)' is ambiguous: give one of "
                                   + found.map { $0.source + ":" + $0.sensor }.joined(separator: ", "))
             }
@@ -170,11 +172,16 @@ extension Replica {
     /// for e in alerts.events where e.shouldNotify { post(e); try replica.markAlertDelivered(e.key) }
     /// ```
     ///
-    /// - Throws: `BreezeError.invalidArgument` for an empty key, one over 256 bytes, or one with control characters.
+    /// - Throws: `BreezeError.invalidArgument` for a key that is not an alerts screen's key
+    ///   (`test|<event id>`, or `source:id|hour|fired` / `cleared`): printable ASCII, at most 256 bytes.
     @discardableResult
     public func markAlertDelivered(_ key: String, user: String? = nil) throws(BreezeError) -> Event {
-        guard !key.isEmpty, key.utf8.count <= 256, !key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
-            throw BreezeError(.invalidArgument, "alert key '\(key)': must be 1-256 bytes without control characters")
+        let parts = key.split(separator: "|", omittingEmptySubsequences: false)
+        let shape = (parts.count == 2 && parts[0] == "test") || (parts.count == 3 && (parts[2] == "fired" || parts[2] == "cleared"))
+        guard shape, !parts.contains(where: \.isEmpty), key.utf8.count <= 256,
+              key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else {
+            throw BreezeError(.invalidArgument, "alert key '\(key)': expected an alerts screen key (test|<event id>, or "
+                              + "source:id|hour|fired or cleared), printable ASCII, at most 256 bytes")
         }
         let u = try resolve(user)
         return try commit([(.user(u), .alertDelivered(key: key))])[0]
@@ -233,9 +240,10 @@ extension Replica {
     public func setBiomarkerTarget(_ target: BiomarkerTarget, user: String? = nil) throws(BreezeError) -> Event {
         try Validation.text(target.readingType, what: "reading type")
         try Validation.text(target.icon, what: "icon")
+        // The decoder's rule (`EventBody`, `biomarker.target`): what it would refuse is never written.
         guard target.minReading.isFinite, target.maxReading.isFinite, target.minReading >= 0,
-              target.minReading <= target.maxReading else {
-            throw BreezeError(.invalidArgument, "target of '\(target.readingType)': expected 0 <= minimum <= maximum, finite, not \(target.minReading)-\(target.maxReading)")
+              target.minReading <= target.maxReading, target.maxReading < 1e9 else {
+            throw BreezeError(.invalidArgument, "target of '\(target.readingType)': expected 0 <= minimum <= maximum < 1e9, finite, not \(target.minReading)-\(target.maxReading)")
         }
         let u = try resolve(user)
         return try commit([(.user(u), .biomarkerTarget(target))])[0]

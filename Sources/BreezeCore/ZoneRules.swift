@@ -26,6 +26,7 @@ public struct ZoneRules: Sendable, Equatable {
 
     /// Why a TZif file could not be read.
     public struct FormatError: Error, Sendable, CustomStringConvertible {
+        /// What is wrong, for a person.
         public let description: String
         init(_ d: String) { description = d }
     }

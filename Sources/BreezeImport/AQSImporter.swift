@@ -51,9 +51,8 @@ public enum AQSImporter: MonitorFileImporter {
             let gmt = DateParsing.days(year: d.year, month: d.month, day: d.day) * 86_400 + t
             let local = DateParsing.days(year: ld.year, month: ld.month, day: ld.day) * 86_400 + lt
             let offset = local - gmt
-            guard offset % 3600 == 0, abs(offset) <= 14 * 3600 else { return nil }
-            let h = offset / 3600
-            return h == 0 ? "Etc/GMT" : "Etc/GMT" + (h < 0 ? "+" : "-") + String(abs(h))
+            guard offset % 3600 == 0 else { return nil }
+            return AirNowTechCSVImporter.fixedZone(hours: Int(offset / 3600))
         }
     }
 

@@ -91,9 +91,16 @@ public enum AirNowTechCSVImporter: Importer {
     static func fixedZone(_ offset: String) -> String? {
         let u = Array(offset.utf8)
         guard u.count == 6, u[0] == 0x2B || u[0] == 0x2D, u[3] == 0x3A, u[4] == 0x30, u[5] == 0x30,
-              let h = Int(String(decoding: u[1..<3], as: UTF8.self)), h <= 14 else { return nil }
+              let h = Int(String(decoding: u[1..<3], as: UTF8.self)) else { return nil }
+        return fixedZone(hours: u[0] == 0x2D ? -h : h)
+    }
+
+    /// The `Etc/` zone of a whole-hour offset east of UTC: the database has `Etc/GMT+12` (UTC-12) to
+    /// `Etc/GMT-14` (UTC+14); nil outside.
+    static func fixedZone(hours h: Int) -> String? {
+        guard h >= -12 && h <= 14 else { return nil }
         if h == 0 { return "Etc/GMT" }
-        return "Etc/GMT" + (u[0] == 0x2D ? "+" : "-") + String(h)
+        return "Etc/GMT" + (h < 0 ? "+" : "-") + String(abs(h))
     }
 
     /// AirNow-Tech `Param` names (or their prefix before `-`) to quantities; `preferredCodes` ranks AQS

@@ -1,10 +1,6 @@
 import BreezeCore
 public import BreezeAirQuality
 
-/// An AQI reading as the app draws it in a round badge, a pin or a widget: the NowCast AQI, its EPA
-/// category and the category's official colour (`shared/docs/domain.md` sections 1.4 and 9). All nil when the
-/// sensor has no NowCast for the last complete hour (fewer than 2 of the 3 latest hours have data,
-/// domain.md section 2): the app shows a dash, never 0.
 /// How fresh a sensor's newest reading is, the same object on every screen that says it (sheet, detail).
 public struct Updated: Codable, Equatable, Sendable {
     /// When the newest reading's measurement ended, ISO 8601 UTC to the second: a PurpleAir reading's time; a
@@ -16,11 +12,16 @@ public struct Updated: Codable, Equatable, Sendable {
     /// "just now", "12 min ago", "3 h ago", "9 days ago".
     public var text: String
 
+    /// Makes the object (the screens do; tests and previews may).
     public init(time: String, seconds: Int64, text: String) {
         self.time = time; self.seconds = seconds; self.text = text
     }
 }
 
+/// An AQI reading as the app draws it in a round badge, a pin or a widget: the NowCast AQI, its EPA
+/// category and the category's official colour (`shared/docs/domain.md` sections 1.4 and 9). All nil when the
+/// sensor has no NowCast for the last complete hour (fewer than 2 of the 3 latest hours have data,
+/// domain.md section 2): the app shows a dash, never 0.
 public struct AirQualityBadge: Codable, Equatable, Sendable {
     /// The NowCast AQI, 0...500 (500 when `beyondIndex`).
     public var aqi: Int?

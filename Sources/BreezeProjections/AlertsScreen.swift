@@ -10,8 +10,11 @@ import BreezeAirQuality
 /// list. For each watched sensor the hourly NowCast AQI (`SensorAirQuality`, with this user's correction for
 /// PurpleAir; domain.md sections 2 and 9) is walked over the 168 complete hours ending with the last hour that
 /// ended at or before `p.now`:
-/// - an alert **fires** at the first hour whose category is at or above the threshold after an hour below it,
-///   or at the first hour with a NowCast when the window starts above it;
+/// - an alert **fires** at the first hour whose category is at or above the threshold after an hour below it.
+///   The state the window starts in is the last NowCast of the `lookbackHours` before it, so an episode that
+///   began before the window is not a new crossing at the window's edge (which moves every hour and would
+///   notify again each time); with no NowCast in those hours, a window that starts above fires at its first
+///   hour with a NowCast;
 /// - it **clears** at the first later hour whose category is below the threshold. With `onClear` `notify` the
 ///   clear notifies (`notified` true); with `silent` it is still listed, with `notified` false;
 /// - an hour without a valid NowCast (missing data) neither fires nor clears: the state carries over the gap.
@@ -35,6 +38,11 @@ public enum AlertsScreen: Screen {
 
     /// Hours walked for the events: the last 7 days.
     public static let windowHours = 7 * 24
+    /// Hours before the window read for the state it starts in.
+    public static let lookbackHours = 24
+    /// How long after its request a test alert still notifies (a device that syncs a week-old request lists it
+    /// but does not pop it up).
+    public static let testAlertNotifySeconds: Int64 = 15 * 60
 
     /// The Alerts read model.
     public struct Model: Codable, Equatable, Sendable {
@@ -136,7 +144,8 @@ public enum AlertsScreen: Screen {
         public var key: String
         /// True when one of the user's devices has shown it already.
         public var delivered: Bool
-        /// True when this device should show it now (not delivered yet).
+        /// True when this device should show it now: not delivered yet, and requested at most
+        /// `testAlertNotifySeconds` before `now`.
         public var shouldNotify: Bool
         /// The notification's title, e.g. "Test alert: South Troy #2".
         public var title: String
@@ -174,13 +183,18 @@ public enum AlertsScreen: Screen {
                                        sourceEnabled: false, aqi: nil, category: nil, colour: nil, isStale: true))
                 continue
             }
-            let q = try world.airQuality(sensor, user: user, now: p.now, hours: windowHours)
+            let q = try world.airQuality(sensor, user: user, now: p.now, hours: windowHours + lookbackHours)
             let now = q.current
             watched.append(Watched(sensorId: sensor.sensor, source: sensor.source, name: sensor.name, isKnown: true,
                                    sourceEnabled: true, aqi: now?.aqi, category: now?.category.name,
                                    colour: now?.category.colourHex, isStale: q.freshness != .fresh))
             guard enabled else { continue }
+            // The state the window starts in: the last NowCast before it, if any.
             var above = false
+            if let before = q.hours.indices.last(where: { q.hours[$0].hour < windowStart && q.nowCast(at: $0) != nil }),
+               let r = q.nowCast(at: before) {
+                above = r.category >= threshold
+            }
             for i in q.hours.indices where q.hours[i].hour >= windowStart {
                 guard let r = q.nowCast(at: i) else { continue }   // a gap neither fires nor clears
                 let isAbove = r.category >= threshold
@@ -203,6 +217,7 @@ public enum AlertsScreen: Screen {
         if let newest = user.testAlerts.facts.values.filter({ Int64($0.stamp.hlc.physicalMillis / 1000) <= p.now })
             .max(by: { $0.stamp < $1.stamp }) {
             let key = "test|" + newest.stamp.id.description, delivered = user.deliveredAlerts[key] != nil
+            let requested = Int64(newest.stamp.hlc.physicalMillis / 1000)
             let named = newest.value.isEmpty ? nil : newest.value
             var title = "Test alert", body = "You are warned when a watched sensor reaches \(threshold.title) (AQI \(threshold.aqiRange.lowerBound)+)."
             if let named, let sensor = try? HistoryScreen.lookUp(named, in: sensors) {
@@ -213,7 +228,8 @@ public enum AlertsScreen: Screen {
             }
             test = TestAlert(id: newest.stamp.id.description, sensorId: named,
                              time: LocalTime.iso(Int64(newest.stamp.hlc.physicalMillis / 1000)), key: key,
-                             delivered: delivered, shouldNotify: !delivered, title: title, body: body)
+                             delivered: delivered, shouldNotify: !delivered && p.now - requested <= testAlertNotifySeconds,
+                             title: title, body: body)
         }
         return Model(threshold: Threshold(name: threshold.name, title: threshold.title,
                                           aqi: threshold.aqiRange.lowerBound, colour: threshold.colourHex),

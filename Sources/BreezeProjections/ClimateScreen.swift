@@ -14,8 +14,10 @@ import BreezeAirQuality
 /// - Temperature: a single day's maximum is weather, not climate, so each point is the mean of the daily
 ///   maxima (`tmax`, `DailyTemperature.maxC`) over a window of `windowDays` days either side of the date
 ///   (15 days), when at least `minimumDays` of them have a maximum (a majority; fewer and the year is
-///   skipped). In the latest year the window stops at the reference day (nothing later is used). Each
-///   point says its centre day (`date`) and how many days it averaged (`days`).
+///   skipped). In the latest year the window stops at the reference day (nothing later is used), so it has 8
+///   days at most and needs all of them: a station whose data lag the reference day by more than a day
+///   shows the previous year as its latest. Each point says its centre day (`date`) and how many days it
+///   averaged (`days`).
 /// - Points: one per decade year (years divisible by 10) from the first decade year not before the station's
 ///   earliest data (1930, 1940, ... for Clemson) up to the latest year, plus the latest year that has a value
 ///   for the date when it is not a decade year itself. A decade year without a value is skipped and listed in

@@ -109,11 +109,16 @@ public enum TimeZones {
     /// `UTC` and `Etc/UTC` are always known.
     public static func rules(named name: String) -> ZoneRules? {
         if name == "UTC" || name == "Etc/UTC" { return ZoneRules(fixed: 0, abbreviation: "UTC") }
-        // IANA names: letters, digits, '/', '_', '-', '+'; no empty part, no '..', not absolute.
-        guard !name.isEmpty, name.utf8.count <= 64, !name.hasPrefix("/"),
+        // IANA names: letters, digits, '/', '_', '-', '+', each part starting with a capital (`America/New_York`,
+        // `Etc/GMT+5`): that leaves out `localtime` (the host's own zone), `posixrules`, the `right/` and `posix/`
+        // trees, and a lower-case spelling that only a case-insensitive file system would find.
+        guard !name.isEmpty, name.utf8.count <= 64,
               name.unicodeScalars.allSatisfy({ ($0 >= "A" && $0 <= "Z") || ($0 >= "a" && $0 <= "z")
                   || ($0 >= "0" && $0 <= "9") || "/_-+".unicodeScalars.contains($0) }),
-              !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0.isEmpty || $0 == ".." || $0 == "." })
+              !name.split(separator: "/", omittingEmptySubsequences: false).contains(where: { part in
+                  guard let first = part.unicodeScalars.first else { return true }
+                  return !(first >= "A" && first <= "Z")
+              })
         else { return nil }
         cache.lock()
         defer { cache.unlock() }

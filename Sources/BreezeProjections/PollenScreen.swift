@@ -233,8 +233,8 @@ public enum PollenScreen: Screen {
     }
 }
 
-/// Calendar helpers shared by the pollen, climate and biomarker screens (UTC days, strict `YYYY-MM-DD`),
-/// without Foundation so results never depend on the machine's time zone.
+/// Calendar helpers shared by the pollen, climate and biomarker screens (days in the user's zone,
+/// `ScreenParameters.timeZone`, through `LocalTime`; strict `YYYY-MM-DD`), never the machine's own zone.
 enum FactScreenCalendar {
     typealias Day = (year: Int, month: Int, day: Int)
 
@@ -268,14 +268,12 @@ enum FactScreenCalendar {
         return (y, m, d)
     }
 
-    /// The user's zone (`p.timeZone`, UTC when nil).
-    ///
-    /// - Throws: `ScreenError` naming a zone the time-zone database does not have.
+    /// The user's zone (`p.timeZone`); UTC when nil or not in the time-zone database (a screen is never an
+    /// error for it; the model names the zone used, and `breeze screen --tz` refuses an unknown name itself).
     static func userZone(_ p: ScreenParameters) throws -> LocalTime {
         guard let name = p.timeZone else { return .utc }
         let z = LocalTime(timeZone: name)
-        guard z.isKnown else { throw ScreenError("time zone '\(name)' is not in the time-zone database (e.g. America/New_York, Europe/Berlin, UTC)") }
-        return z
+        return z.isKnown ? z : .utc
     }
 
     /// `p.date` when given (it must be a real `YYYY-MM-DD`), else the local day of `p.now` in the user's zone.

@@ -186,7 +186,7 @@ private struct HeldFacts {
         // A fixed-offset zone a monitor file implies (`Etc/GMT+5` from an AirNow-Tech "Offset (LST)") never
         // replaces a region zone already held (`America/New_York` has that standard offset and its daylight
         // saving too).
-        if let z = merged.timeZone, z.hasPrefix("Etc/GMT"), let held = current.timeZone, !held.hasPrefix("Etc/") {
+        if let z = merged.timeZone, z.hasPrefix("Etc/GMT"), let held = current.timeZone, !held.hasPrefix("Etc/"), held != "UTC" {
             merged.timeZone = held
         }
         if merged == current { return (.duplicate, current) }

@@ -36,6 +36,8 @@ struct BiomarkerCLITests {
             (["biomarker", "target", "Blood Glucose", "--max", "many"], 1, "--max 'many': expected a number"),
             (["biomarker", "target", "Blood Glucose", "--max", "2", "--min", "3"], 1, "expected 0 <= minimum <= maximum"),
             (["biomarker", "target", "", "--max", "2"], 1, "reading type ''"),
+            // What the decoder would refuse is never written (a target of a billion readings a day).
+            (["biomarker", "target", "Blood Glucose", "--max", "1e9"], 1, "< 1e9"),
             (["biomarker", "log", "Blood Glucose", "nan", "mg/dL"], 1, "VALUE 'nan': expected a number"),
             (["biomarker", "log", "Blood Glucose", "104", "mg/dL", "--time", "yesterday"], 1, "--time 'yesterday'"),
             (["biomarker", "log", "Blood Glucose", "104"], 2, "missing UNIT"),

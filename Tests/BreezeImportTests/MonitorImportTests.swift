@@ -95,6 +95,9 @@ struct AirNowTechCSVImporterTests {
         #expect(AirNowTechCSVImporter.fixedZone("-05:00") == "Etc/GMT+5" && AirNowTechCSVImporter.fixedZone("+01:00") == "Etc/GMT-1")
         #expect(AirNowTechCSVImporter.fixedZone("+00:00") == "Etc/GMT" && AirNowTechCSVImporter.fixedZone("-03:30") == nil)
         #expect(AirNowTechCSVImporter.fixedZone("garbage") == nil && AirNowTechCSVImporter.fixedZone("+15:00") == nil)
+        // The database has Etc/GMT+12 (UTC-12) to Etc/GMT-14 (UTC+14) only.
+        #expect(AirNowTechCSVImporter.fixedZone("-12:00") == "Etc/GMT+12" && AirNowTechCSVImporter.fixedZone("-13:00") == nil)
+        #expect(AirNowTechCSVImporter.fixedZone("+14:00") == "Etc/GMT-14")
         let bare = try AirNowTechCSVImporter.parse(try monFixture("airnowtech_burdens_creek_370630099_2019-08", "csv"), file: file,
                                                    options: ImportOptions())
         #expect(monRegistrations(bare).first?.latitude == nil)

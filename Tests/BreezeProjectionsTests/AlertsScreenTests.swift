@@ -256,4 +256,22 @@ struct AlertsScreenTests {
         let plain = try #require(try Self.build(events + [ana.event(.testAlert(sensor: nil))]).testAlert)
         #expect(plain.title == "Test alert" && plain.body == "You are warned when a watched sensor reaches Unhealthy for Sensitive Groups (AQI 101+).")
     }
+
+    @Test func anEpisodeThatBeganBeforeTheWindowIsNotANewCrossing() throws {
+        // At threshold Good every hour is at or above it: the state before the window (the archive starts a day
+        // before it) is already above, so no alert fires at the window's edge; the edge moves every hour and a
+        // fire there would notify again each time.
+        var (events, ana) = try Self.troyWatched()
+        events.append(ana.event(.alertSet(AlertChange(category: .good))))
+        for hour in 0..<3 {
+            #expect(try Self.build(events, now: Self.troyNow + Int64(hour) * 3600).events.isEmpty)
+        }
+    }
+
+    @Test func aTestAlertRequestedLongAgoIsListedButDoesNotNotify() throws {
+        let (events, _) = try Self.troyWatched()
+        var ana = HistAlertsUser("ana", replica: 0xA1, millis: UInt64(Self.troyNow - 3600) * 1000)
+        let t = try #require(try Self.build(events + [ana.event(.testAlert(sensor: nil))]).testAlert)
+        #expect(!t.delivered && !t.shouldNotify)   // an hour old: more than 15 minutes
+    }
 }

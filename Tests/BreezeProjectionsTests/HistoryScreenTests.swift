@@ -211,6 +211,9 @@ struct HistoryScreenTests {
         let unknown = LocalTime(timeZone: "Mars/Olympus_Mons")
         #expect(!unknown.isKnown && unknown.offset(at: 0) == 0 && unknown.zone == "Mars/Olympus_Mons")
         #expect(!LocalTime(timeZone: "../../etc/passwd").isKnown && !LocalTime(timeZone: "/etc/localtime").isKnown)
+        // Not zones of the database's names: the host's own zone, the leap-second tree, a lower-case spelling.
+        #expect(!LocalTime(timeZone: "localtime").isKnown && !LocalTime(timeZone: "right/America/New_York").isKnown)
+        #expect(!LocalTime(timeZone: "america/new_york").isKnown && !LocalTime(timeZone: "posixrules").isKnown)
         #expect(LocalTime(timeZone: nil).zone == "UTC" && LocalTime(timeZone: "UTC").isKnown)
         #expect(LocalTime.weekday(ofDay: 0) == "Thu")   // 1970-01-01
         #expect(LocalTime.iso(-1) == "1969-12-31T23:59:59Z")

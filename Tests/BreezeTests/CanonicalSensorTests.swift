@@ -77,6 +77,16 @@ struct CanonicalSensorTests {
         }
         #expect(try r.read { try $0.eventCount() } == registered && registered == before + 1)
         #expect(try r.addFavourite("airnow:149970").body() == .favouriteAdd(sensor: "airnow:149970"))
+        // An older bare star of an id two sources share comes off by that id.
+        do {
+            let log = try EventLog.open(at: dir.file("a.db"))
+            _ = try log.append(.favouriteAdd(sensor: "149970"), to: .user("me"))
+            log.close()
+        }
+        #expect(try r.state().favourites.elements.contains("149970"))
+        try r.removeFavourite("149970")
+        #expect(try !r.state().favourites.elements.contains("149970"))
+        #expect(try r.state().favourites.elements == ["airnow:149970"])
         // Removing a sensor that is not a favourite says so.
         do { try r.removeFavourite("purpleair:87173"); Issue.record("removed nothing silently") } catch {
             #expect(BreezeError.notPresent ~= error)
