@@ -290,6 +290,9 @@ enum AirQualityScreenSupport {
 
     /// A number with a fixed count of decimals, e.g. `fixed(5.95, 1)` = "6.0" (half away from zero).
     static func fixed(_ x: Double, _ places: Int) -> String {
+        // A value too large for whole units of 10^-places in an Int64 (a hostile 1e300) as Swift writes it,
+        // never a trap.
+        guard x.isFinite, abs(x) < 1e15 else { return String(x) }
         let r = rounded(x, places)
         let negative = r < 0
         var scale: Int64 = 1

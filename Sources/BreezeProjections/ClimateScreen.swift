@@ -239,7 +239,8 @@ public enum ClimateScreen: Screen {
         out.append("")
         let lo = model.data.map(\.displayTemperature).min() ?? 0, hi = model.data.map(\.displayTemperature).max() ?? 0
         for d in model.data {
-            let n = hi > lo ? 1 + Int(((d.displayTemperature - lo) / (hi - lo) * 29).rounded()) : 15
+            let f = (d.displayTemperature - lo) / (hi - lo)   // not finite for hostile extremes: a middle bar
+            let n = hi > lo && f.isFinite ? 1 + Int((f * 29).rounded()) : 15
             let mark: Character = d.barClass == "cooling" ? "-" : d.barClass == "neutral" ? "=" : d.barClass == "warming" ? "+" : "#"
             out.append("\(d.year)  " + FactScreenCalendar.pad(FactScreenCalendar.fixed(d.displayTemperature, 1) + model.unit, 8)
                        + FactScreenCalendar.pad(String(repeating: mark, count: n), 31)

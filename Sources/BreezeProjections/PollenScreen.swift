@@ -301,6 +301,8 @@ enum FactScreenCalendar {
 
     /// `x` with exactly `digits` decimals, without Foundation's `String(format:)`.
     static func fixed(_ x: Double, _ digits: Int, sign: Bool = false) -> String {
+        // Too large for whole units in an Int64 (a hostile 1e300): as Swift writes it, never a trap.
+        guard x.isFinite, abs(x) < 1e15 else { return (sign && x > 0 ? "+" : "") + String(x) }
         var scale: Int64 = 1
         for _ in 0..<digits { scale *= 10 }
         let n = Int64((abs(x) * Double(scale)).rounded())

@@ -49,4 +49,23 @@ struct BiomarkerCLITests {
         }
         #expect(try h.fingerprint() == before)
     }
+
+    @Test func aHugeValueAndEscapeCodesInANameArePrintedSafely() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        // 1e300 is a finite number: stored, and the text form writes it as Swift does instead of trapping.
+        #expect(h.run(["biomarker", "log", "Blood Glucose", "1e300", "mg/dL", "--time", "2010-03-25T11:58:00Z"]).code == 0)
+        let text = h.run(["screen", "biomarker", "--now", "2010-03-25T12:00:00Z"])
+        #expect(text.code == 0 && text.out.contains { $0.contains("latest 1e+300 mg/dL") }, "\(text)")
+        // A sensor name carrying terminal escape codes (a hostile registry): the text shows no control byte.
+        let csv = h.dir + "/evil.csv"
+        writeFileBytes(csv, Array("id,name,latitude,longitude\n149970,\u{1B}[2J\u{1B}[31mEvil\u{07},42.7087,-73.6925\n".utf8))
+        #expect(h.run(["import", "sensors-csv", csv]).code == 0)
+        let sheet = h.run(["screen", "sheet", "--sensor", "149970", "--now", "2023-10-27T22:27:30Z"])
+        #expect(sheet.code == 0 && sheet.out.joined().contains("\u{FFFD}[31mEvil\u{FFFD}"), "\(sheet)")
+        #expect(!sheet.out.joined().unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        // JSON keeps the name exactly, escaped as JSON does.
+        let json = h.run(["screen", "sheet", "--sensor", "149970", "--now", "2023-10-27T22:27:30Z", "--json"])
+        #expect(json.code == 0 && json.out.joined().contains(#"\u001b[31mEvil"#), "\(json)")
+    }
 }
