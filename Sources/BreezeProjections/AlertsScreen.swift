@@ -191,8 +191,7 @@ public enum AlertsScreen: Screen {
             guard enabled else { continue }
             // The state the window starts in: the last NowCast before it, if any.
             var above = false
-            if let before = q.hours.indices.last(where: { q.hours[$0].hour < windowStart && q.nowCast(at: $0) != nil }),
-               let r = q.nowCast(at: before) {
+            if let r = q.hours.indices.lazy.reversed().filter({ q.hours[$0].hour < windowStart }).compactMap(q.nowCast(at:)).first {
                 above = r.category >= threshold
             }
             for i in q.hours.indices where q.hours[i].hour >= windowStart {

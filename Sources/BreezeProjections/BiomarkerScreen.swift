@@ -73,7 +73,7 @@ public enum BiomarkerScreen: Screen {
 
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         let day = try FactScreenCalendar.referenceDay(p)
-        let zone = try FactScreenCalendar.userZone(p)
+        let zone = FactScreenCalendar.userZone(p)
         let dayNumber = ISOTime.days(year: Int64(day.year), month: Int64(day.month), day: Int64(day.day))
         let start = zone.start(ofDay: dayNumber)
         let end = min(zone.start(ofDay: dayNumber + 1), p.now + 1)   // [start, end): 23, 24 or 25 hours

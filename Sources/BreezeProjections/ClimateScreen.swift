@@ -113,7 +113,7 @@ public enum ClimateScreen: Screen {
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         let ref = try FactScreenCalendar.referenceDay(p)
         let refDate = FactScreenCalendar.iso(ref)
-        let zone = try FactScreenCalendar.userZone(p).zone
+        let zone = FactScreenCalendar.userZone(p).zone
         guard let md = MonthDay(month: ref.month, day: ref.day) else { throw ScreenError("--date '\(refDate)' is not a calendar date") }
         let user = try world.userState(user: p.user)
         let fahrenheit = user.effectiveUnit == .fahrenheit

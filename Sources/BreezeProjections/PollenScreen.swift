@@ -134,7 +134,7 @@ public enum PollenScreen: Screen {
         guard let at = p.at else { throw ScreenError("pollen needs --at LAT,LON (where the user is)") }
         let day = try FactScreenCalendar.referenceDay(p)
         let date = FactScreenCalendar.iso(day)
-        let zone = try FactScreenCalendar.userZone(p).zone
+        let zone = FactScreenCalendar.userZone(p).zone
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         func empty(_ message: String) -> Model {
             Model(date: date, timeZone: zone, isEmpty: true, message: message, latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil,
@@ -270,7 +270,7 @@ enum FactScreenCalendar {
 
     /// The user's zone (`p.timeZone`); UTC when nil or not in the time-zone database (a screen is never an
     /// error for it; the model names the zone used, and `breeze screen --tz` refuses an unknown name itself).
-    static func userZone(_ p: ScreenParameters) throws -> LocalTime {
+    static func userZone(_ p: ScreenParameters) -> LocalTime {
         guard let name = p.timeZone else { return .utc }
         let z = LocalTime(timeZone: name)
         return z.isKnown ? z : .utc
@@ -279,7 +279,7 @@ enum FactScreenCalendar {
     /// `p.date` when given (it must be a real `YYYY-MM-DD`), else the local day of `p.now` in the user's zone.
     static func referenceDay(_ p: ScreenParameters) throws -> Day {
         guard let text = p.date else {
-            let c = ISOTime.civil(days: try userZone(p).day(of: p.now))
+            let c = ISOTime.civil(days: userZone(p).day(of: p.now))
             return (Int(c.year), c.month, c.day)
         }
         guard let d = parse(text) else { throw ScreenError("--date '\(text)' is not a calendar date YYYY-MM-DD") }

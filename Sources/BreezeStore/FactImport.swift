@@ -222,15 +222,11 @@ extension EventLog {
 
     /// The registration the projection holds for a sensor.
     fileprivate func heldSensor(source: String, sensor: String) throws -> SensorRegistration? {
-        let q = try db.cached("SELECT name, kind, latitude, longitude, time_zone FROM proj_sensors WHERE source = ? AND sensor = ?")
+        let q = try db.cached("SELECT \(EventLog.sensorColumns) FROM proj_sensors WHERE source = ? AND sensor = ?")
         defer { q.reset() }
         try q.bind(1, source)
         try q.bind(2, sensor)
-        return try q.first { s in
-            SensorRegistration(sensor: sensor, name: s.text(0), source: source, kind: s.text(1),
-                               latitude: s.isNull(2) ? nil : s.double(2), longitude: s.isNull(3) ? nil : s.double(3),
-                               timeZone: s.isNull(4) ? nil : s.text(4))
-        }
+        return try q.first(EventLog.sensorRow)
     }
 
     /// The fact body the projection holds for (kind, key).

@@ -254,15 +254,23 @@ extension EventLog {
 
     // MARK: Queries (screens read these)
 
+    /// The columns of `proj_sensors` that `sensorRow` reads, in its order.
+    static let sensorColumns = "source, sensor, name, kind, latitude, longitude, time_zone"
+
+    /// The registration of the row `q` stands on (selected as `sensorColumns`).
+    static func sensorRow(_ q: Statement) -> SensorRegistration {
+        SensorRegistration(sensor: q.text(1), name: q.text(2), source: q.text(0), kind: q.text(3),
+                           latitude: q.isNull(4) ? nil : q.double(4), longitude: q.isNull(5) ? nil : q.double(5),
+                           timeZone: q.isNull(6) ? nil : q.text(6))
+    }
+
     /// Every sensor registered, sorted by source and id.
     public func projectedSensors() throws(StoreError) -> [SensorRegistration] {
         do {
-            let q = try db.cached("SELECT source, sensor, name, kind, latitude, longitude, time_zone FROM proj_sensors ORDER BY source, sensor")
+            let q = try db.cached("SELECT \(Self.sensorColumns) FROM proj_sensors ORDER BY source, sensor")
             var out: [SensorRegistration] = []
             while try q.step() {
-                out.append(SensorRegistration(sensor: q.text(1), name: q.text(2), source: q.text(0), kind: q.text(3),
-                                              latitude: q.isNull(4) ? nil : q.double(4), longitude: q.isNull(5) ? nil : q.double(5),
-                                              timeZone: q.isNull(6) ? nil : q.text(6)))
+                out.append(Self.sensorRow(q))
             }
             return out
         } catch { throw StoreError.from(error, path: path) }
@@ -272,14 +280,12 @@ extension EventLog {
     /// registered at all (a replica with no catalogue yet cannot tell an unknown id from a new one).
     public func projectedSensors(id: String) throws(StoreError) -> (matches: [SensorRegistration], catalogue: Bool) {
         do {
-            let q = try db.cached("SELECT source, sensor, name, kind, latitude, longitude, time_zone FROM proj_sensors WHERE sensor = ? ORDER BY source")
+            let q = try db.cached("SELECT \(Self.sensorColumns) FROM proj_sensors WHERE sensor = ? ORDER BY source")
             defer { q.reset() }
             try q.bind(1, id)
             var out: [SensorRegistration] = []
             while try q.step() {
-                out.append(SensorRegistration(sensor: q.text(1), name: q.text(2), source: q.text(0), kind: q.text(3),
-                                              latitude: q.isNull(4) ? nil : q.double(4), longitude: q.isNull(5) ? nil : q.double(5),
-                                              timeZone: q.isNull(6) ? nil : q.text(6)))
+                out.append(Self.sensorRow(q))
             }
             if !out.isEmpty { return (out, true) }
             return (out, try db.scalarInt("SELECT EXISTS (SELECT 1 FROM proj_sensors)") == 1)

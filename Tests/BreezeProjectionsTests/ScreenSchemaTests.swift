@@ -122,8 +122,8 @@ struct ScreenSchemaTests {
             } else if let a = v as? [Any] {
                 for x in a { walk(x, path + "[]", key) }
             } else if let key {
-                let t = v is String ? "string" : SchemaInference.kind(v) == "boolean" ? "boolean" : v is NSNumber ? "number" : "other"
-                if !(v is NSNull) { typeOf[key, default: []].insert(t) }
+                let k = SchemaInference.kind(v)   // integers are numbers for the vocabulary
+                if k != "null" { typeOf[key, default: []].insert(k == "integer" ? "number" : k) }
                 if let s = v as? String, ["hour", "time", "latestTime", "windowStart", "windowEnd", "localTime"].contains(key),
                    iso.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
                     problems.append("\(path) = \(s): not ISO 8601 to the second")
