@@ -171,21 +171,32 @@ extension Replica {
     /// Formats whose rows are independent of each other (so a file can be cut between any two rows).
     static let rowLocalFormats: Set<String> = ["purpleair-csv", "sensors-csv", "airdata-daily", "glucose-csv", "daily-temperature"]
 
-    /// Reads a whole file, as `importFile` does.
+    /// The largest file `readFile` takes (1 GiB, the same cap as decompressed gzip): an endless input such as
+    /// `/dev/zero` or a runaway pipe is refused with a clear error once it passes this, instead of being read
+    /// until memory runs out.
+    public static let maxFileBytes = 1 << 30
+
+    /// Reads a whole file of at most `limit` bytes, as `importFile` does.
     ///
     /// ```swift
     /// let bytes = try Replica.readFile("export.jsonl")
     /// ```
     ///
-    /// - Throws: `ImportError` naming the file and why it could not be read.
-    public static func readFile(_ path: String) throws(ImportError) -> [UInt8] {
+    /// - Throws: `ImportError` naming the file and why it could not be read (including a file larger than
+    ///   `limit`).
+    public static func readFile(_ path: String, limit: Int = Replica.maxFileBytes) throws(ImportError) -> [UInt8] {
         guard let f = fopen(path, "rb") else { throw ImportError(file: path, "cannot read (\(String(cString: strerror(errno))))") }
         defer { fclose(f) }
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let n = fread(&buf, 1, buf.count, f)
-            if n > 0 { out.append(contentsOf: buf[0..<n]) }
+            if n > 0 {
+                guard out.count + n <= limit else {
+                    throw ImportError(file: path, "larger than \(limit) bytes (\(limit >> 20) MiB), the most one import reads; split it, or it is an endless input such as a device")
+                }
+                out.append(contentsOf: buf[0..<n])
+            }
             if n < buf.count {
                 if ferror(f) != 0 { throw ImportError(file: path, "read error") }
                 break

@@ -1,3 +1,4 @@
+import BreezeCrypto
 import BreezeNet
 import BreezeSync
 import BreezeStore
@@ -97,5 +98,30 @@ extension Replica {
             let id = hub.add(sink)
             return { hub.remove(id) }
         }
+    }
+}
+
+extension Replica {
+    /// Records a signed revocation in this replica's log (`device.revoke` in `public`). Every node that holds
+    /// it, once it arrives by sync or from this process, closes sessions with a chain that has the revoked key
+    /// and refuses it from then on (`Protocol/sync.md` 4.10); the other devices keep syncing.
+    ///
+    /// ```swift
+    /// let r = Revocation.sign(key: lostPhone.key, replica: lostPhone.replica, revokedAtMillis: now,
+    ///                         reason: "lost", signer: clusterAuthority)
+    /// try replica.revoke(r)
+    /// ```
+    ///
+    /// - Throws: `.invalidArgument` when the signature does not verify or the reason is too long: such an
+    ///   event would be enforced by nobody.
+    @discardableResult
+    public func revoke(_ revocation: Revocation) throws(BreezeError) -> Event {
+        guard revocation.key.count == 32, revocation.signer.count == 32, revocation.signatureHolds else {
+            throw BreezeError(.invalidArgument, "revocation of key \(Digest.hex(Array(revocation.key.prefix(8)))): the signature does not verify")
+        }
+        guard revocation.reason.utf8.count <= Revocation.maxReasonBytes else {
+            throw BreezeError(.invalidArgument, "revocation reason: at most \(Revocation.maxReasonBytes) bytes")
+        }
+        return try commit([(.public, .revocation(revocation))])[0]
     }
 }

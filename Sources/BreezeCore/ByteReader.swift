@@ -31,7 +31,9 @@ public struct ByteReader: Sendable {
         return bytes[offset]
     }
 
-    /// An unsigned LEB128 varint of at most 10 bytes that fits in 64 bits.
+    /// An unsigned LEB128 varint of at most 10 bytes that fits in 64 bits, in its minimal form only
+    /// (`Protocol/encoding.md` 1.1): a last byte of zero after the first (`80 00` for 0) is refused, so every
+    /// value has one encoding and what a replica accepts it can export and relay byte for byte.
     public mutating func varint() throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -41,7 +43,10 @@ public struct ByteReader: Sendable {
             offset += 1
             if shift == 63 && b > 1 { throw DecodingError.malformed("varint overflows 64 bits") }
             result |= UInt64(b & 0x7f) << shift
-            if b & 0x80 == 0 { return result }
+            if b & 0x80 == 0 {
+                if b == 0 && shift > 0 { throw DecodingError.malformed("varint not in its minimal form (a last byte of 0 after \(shift / 7) bytes)") }
+                return result
+            }
             shift += 7
             if shift > 63 { throw DecodingError.malformed("varint longer than 10 bytes") }
         }

@@ -31,6 +31,8 @@ public enum EventBody: Hashable, Sendable {
     case dailyTemperature(DailyTemperature)
     // health:<id>
     case biomarkerReading(BiomarkerReading)
+    /// An authority revoked a key (`device.revoke`, `public`): nodes that trust the signer refuse it.
+    case revocation(Revocation)
     /// Written by a newer build: kept byte for byte.
     case unknown(type: String, version: UInt16, payload: [UInt8])
 
@@ -42,7 +44,7 @@ public enum EventBody: Hashable, Sendable {
         "favourite.add": 1, "favourite.remove": 1, "watch.add": 1, "watch.remove": 1, "alert.set": 1,
         "unit.set": 1, "source.enable": 1, "source.disable": 1, "source.correct": 1, "biomarker.target": 1,
         "alert.test": 1, "alert.delivered": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "pollen.forecast": 1, "temperature.daily": 1,
-        "biomarker.reading": 1,
+        "biomarker.reading": 1, "device.revoke": 1,
     ]
 
     /// The type name.
@@ -66,6 +68,7 @@ public enum EventBody: Hashable, Sendable {
         case .pollenForecast: return "pollen.forecast"
         case .dailyTemperature: return "temperature.daily"
         case .biomarkerReading: return "biomarker.reading"
+        case .revocation: return "device.revoke"
         case .unknown(let t, _, _): return t
         }
     }
@@ -79,6 +82,7 @@ public enum EventBody: Hashable, Sendable {
         "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "alert.delivered": .user,
         "sensor.register": .public,
         "reading": .public, "reading.block": .public, "pollen.forecast": .public, "temperature.daily": .public, "biomarker.reading": .health,
+        "device.revoke": .public,
     ]
 
     /// True when an event of this type name may be in `stream`; unknown types may be anywhere (they are
@@ -143,6 +147,7 @@ public enum EventBody: Hashable, Sendable {
             w.optionalF64(t.latitude); w.optionalF64(t.longitude)
         case .biomarkerReading(let b):
             w.string(b.readingType); w.zigzag(b.time); w.f64(b.value); w.string(b.unit)
+        case .revocation(let r): r.encode(into: &w)
         case .unknown(let t, let v, let p):
             w.raw(p)
             return (t, v)
@@ -292,6 +297,7 @@ public enum EventBody: Hashable, Sendable {
             let b = BiomarkerReading(readingType: try r.string(), time: try r.zigzag(), value: try r.f64(), unit: try r.string())
             guard b.value.isFinite else { throw DecodingError.malformed("biomarker.reading value \(b.value)") }
             body = .biomarkerReading(b)
+        case "device.revoke": body = .revocation(try Revocation.decode(&r))
         default:
             return .unknown(type: type, version: version, payload: payload)
         }
@@ -319,6 +325,12 @@ public enum EventBody: Hashable, Sendable {
                             ("maxReading", .double(t.maxReading)), ("icon", .string(t.icon))])
         case .testAlert(let s): return .object([("sensor", .string(s))])
         case .alertDelivered(let k): return .object([("key", .string(k))])
+        case .revocation(let r):
+            return .object([("key", .string(Digest.hex(r.key))), ("replica", .string(r.replica.description)),
+                            ("revokedAt", .string(ISOTime.format(millis: Int64(clamping: r.revokedAtMillis)))),
+                            ("reason", .string(r.reason)), ("signer", .string(Digest.hex(r.signer))),
+                            ("signerChain", .array(r.signerChain.map { .string(Digest.hex($0)) })),
+                            ("signature", .string(Digest.hex(r.signature)))])
         case .sensorRegistered(let r):
             return .object([("sensor", .string(r.sensor)), ("name", .string(r.name)), ("source", .string(r.source)),
                             ("kind", .string(r.kind)), ("latitude", .double(r.latitude)),

@@ -55,10 +55,14 @@ public struct HybridClock: Sendable {
         self.maxSkewMillis = maxSkewMillis
     }
 
-    /// A timestamp for a new local event, greater than every timestamp issued or observed before.
+    /// A timestamp for a new local event, greater than every timestamp issued or observed before, except at
+    /// the very top: the clock saturates at 2^64 - 1 instead of wrapping to 0 (an event stamped there by a
+    /// bad peer would otherwise make every later local write the oldest of all, and lose every merge for
+    /// good). At the top a new event ties and the last-writer-wins tie-break orders it; sessions refuse such
+    /// stamps from devices (`SyncSession.Config.maxFutureMillis`).
     public mutating func tick(wallMillis: UInt64) -> HLC {
         let wall = HLC(physicalMillis: wallMillis, logical: 0)
-        last = wall > last ? wall : HLC(rawValue: last.rawValue &+ 1)
+        last = wall > last ? wall : HLC(rawValue: last.rawValue == .max ? .max : last.rawValue + 1)
         return last
     }
 

@@ -21,6 +21,8 @@ import BreezeCrypto
 /// Everything here runs on the loop thread; `NodeHandle` is the only object other threads touch.
 final class Node {
     let config: NodeConfig
+    /// A dialled session that stays up this long resets its dialler's backoff (`closed`).
+    static let lastingSessionMillis: UInt64 = 5_000
     let loop: UnsafeMutablePointer<uv_loop_t>
     let log: EventLog
     private var server: UnsafeMutablePointer<uv_tcp_t>?
@@ -46,6 +48,10 @@ final class Node {
     /// Fires `closeGraceMillis` after shutdown began and closes by force what is still open.
     private var graceTimer: UnsafeMutablePointer<uv_timer_t>?
     private var lastDataVersion: Int64 = -1
+    /// The revocations this node enforces (the `device.revoke` events of its log that verify against its
+    /// authority) and the log position they were read up to.
+    private var revocations: Revocations
+    private var revocationsSeq: Int64 = 0
     private var stopping = false
     private var handles: [UnsafeMutablePointer<uv_handle_t>] = []
     /// The stop and signal handles, closed last.
@@ -118,6 +124,7 @@ final class Node {
             throw NodeError("the certificate is for replica \(config.credentials.replica), but \(config.dbPath) is replica \(log.replica)")
         }
         startedMillis = SystemClock.nowMillis()
+        revocations = Revocations(authority: config.credentials.authority)
         check = .allocate(capacity: 1)
         idle = .allocate(capacity: 1)
         poll = .allocate(capacity: 1)
@@ -128,6 +135,7 @@ final class Node {
         uv_timer_init(loop, poll); poll.pointee.data = me
         uv_timer_init(loop, tick); tick.pointee.data = me
         handles = [raw(check), raw(idle), raw(poll), raw(tick)]
+        refreshRevocations()
         uv_check_start(check) { h in Node.from(h).afterPoll() }
         uv_timer_start(poll, { h in Node.from(h).pollDatabase() }, config.pollMillis, config.pollMillis)
         uv_timer_start(tick, { h in Node.from(h).onTick() }, 100, 100)
@@ -301,6 +309,8 @@ final class Node {
         var sc = SyncSession.Config(credentials: config.credentials)
         sc.batchEvents = config.batchEvents
         sc.window = config.window
+        sc.wallClock = config.wallClock
+        sc.revocations = revocations
         // Certificates are checked against the real clock (not `wallClock`, which tests shift).
         let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
         let peer = Peer(conn: conn, session: session,
@@ -353,7 +363,7 @@ final class Node {
             case .refused(let actions): peer.held = []; perform(peer, actions); return
             }
             switch m {
-            case .ping, .pong, .vectors, .reset:
+            case .ping, .pong, .vectors, .vectorsPart, .reset:
                 let t = now()
                 refillControlBudget(peer, now: t)
                 guard peer.controlTokens >= 1 else {
@@ -413,7 +423,6 @@ final class Node {
                 readyPeers[ObjectIdentifier(peer)] = peer
                 peer.conn.decoder.maxLength = Frame.maxLength
                 peer.readyMillis = now()
-                peer.dialer?.attempt = 0
                 sendVectors(peer)
                 statusChanged = true
             case .ingest(let batch, let events):
@@ -441,6 +450,10 @@ final class Node {
         if !peer.evicted { config.log("peer \(peer.address): disconnected (\(reason))") }
         if peer.readyMillis == nil { config.metrics?.recordRefused(reason: peer.evicted ? "evicted" : "handshake") }
         if let d = peer.dialer {
+            // The backoff starts again only after a session that lasted: one refused or ended soon after
+            // its handshake (a grant the peer refuses, a revoked certificate) keeps backing off instead of
+            // redialling at once, forever.
+            if let ready = peer.readyMillis, now() >= ready + Self.lastingSessionMillis { d.attempt = 0 }
             d.lastStatus = status(of: peer, connected: false)
             d.lastError = reason
             d.peer = nil
@@ -484,6 +497,7 @@ final class Node {
                                              syncLater: true)
                 let inserted = reports.reduce(0) { $0 + $1.inserted }
                 if inserted > 0 {
+                    refreshRevocations()
                     if !stopping { pump() }
                     try log.syncWAL()
                     config.onCommit?(inserted)
@@ -493,8 +507,14 @@ final class Node {
                     if r.conflicts > 0 || r.invalid > 0 {
                         config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting events refused, \(r.invalid) misplaced events stored flagged")
                     }
+                    if r.refusedHostile {
+                        // Events under this replica's own origin that it never wrote, or one incarnation too
+                        // many of some replica: the sender is forging or broken. Nothing of those was stored.
+                        perform(w.peer, w.peer.session.abort(.forbidden, "batch \(w.batch): \(r.forged) events under this replica's own origin that it never wrote, \(r.overOriginLimit) events starting an origin beyond \(EventLog.maxOriginsPerReplica) of one replica in a stream; refused"))
+                        continue
+                    }
                     perform(w.peer, w.peer.session.committed(batch: w.batch, inserted: r.inserted,
-                                                             duplicates: r.duplicates, gaps: r.gaps, nowMillis: now()))
+                                                             duplicates: r.duplicates, gaps: r.gaps))
                 }
             } catch {
                 config.log("storing received events failed: \(error)")
@@ -502,6 +522,35 @@ final class Node {
                     perform(w.peer, w.peer.session.storageFailed("\(error)"))
                 }
             }
+        }
+    }
+
+    /// Reads the revocations that reached the log since the last look (from a peer, or written by another
+    /// process on this database, such as `breeze authority revoke`). One that holds ends at once every session
+    /// whose peer chain it revokes, and every later handshake of that chain fails; one that does not verify
+    /// against this node's authority is logged and not enforced.
+    private func refreshRevocations() {
+        let rows: [(seq: Int64, revocation: Revocation)]
+        do { rows = try log.revocations(afterSeq: revocationsSeq) } catch {
+            config.log("reading revocations failed: \(error)")
+            return
+        }
+        var added = false
+        for (seq, r) in rows {
+            revocationsSeq = seq
+            if let why = revocations.refusal(r) {
+                config.log("revocation of key \(CertificateChain.fingerprint(r.key)) (seq \(seq)) not enforced: \(why)")
+            } else if revocations.add(r) {
+                added = true
+                config.log("revocation of key \(CertificateChain.fingerprint(r.key)) (replica \(r.replica)) enforced from now")
+            }
+        }
+        guard added else { return }
+        for peer in Array(peers.values) {
+            guard let device = peer.session.peerCertificate, let r = revocations.revocation(of: peer.session.peerChain) else { continue }
+            let why = SyncSession.revokedMessage(device, r)
+            config.log("peer \(peer.address): closing: \(why)")
+            perform(peer, peer.session.abort(.authentication, why))
         }
     }
 
@@ -557,6 +606,7 @@ final class Node {
         guard let v = try? log.dataVersion() else { return }
         if v != lastDataVersion {
             lastDataVersion = v
+            refreshRevocations()
             pump()
         }
     }

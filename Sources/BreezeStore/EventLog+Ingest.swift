@@ -18,12 +18,25 @@ extension EventLog {
         public var invalid = 0
         /// Stored, but with a timestamp beyond the clock-skew bound (flagged).
         public var skewed = 0
+        /// Claimed this replica's own origin (this incarnation or a later one) for an event it never wrote:
+        /// refused. Only this replica issues its counters, so such an event is forged (`Protocol/sync.md` 6.6).
+        /// Older incarnations' events are taken back: a replica restored from a backup recovers what it had
+        /// sent before.
+        public var forged = 0
+        /// Would start one more origin (incarnation) of a replica that already has
+        /// `EventLog.maxOriginsPerReplica` in this stream: refused, so no sender can make a stream's version
+        /// vector grow without bound.
+        public var overOriginLimit = 0
+        /// True when any event was refused as forged or over the origin limit: the sender is broken or
+        /// hostile, and a node ends its session.
+        public var refusedHostile: Bool { forged > 0 || overOriginLimit > 0 }
         /// The events stored, in order.
         public var stored: [Event] = []
         public init() {}
         public static func == (a: IngestReport, b: IngestReport) -> Bool {
             (a.inserted, a.duplicates, a.conflicts, a.gaps, a.invalid, a.skewed)
                 == (b.inserted, b.duplicates, b.conflicts, b.gaps, b.invalid, b.skewed)
+                && (a.forged, a.overOriginLimit) == (b.forged, b.overOriginLimit)
         }
     }
 
@@ -69,6 +82,7 @@ extension EventLog {
                 var slot: HeadKey?
                 var head = Head(key: 0, counter: 0, dirty: false)
                 var lastType: String?, lastTypeFits = true   // the type last checked, in this slot
+                var originsStarted: [OriginCountKey: Int] = [:]  // new origins of (stream, replica) in this transaction
                 for events in groups {
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
@@ -98,9 +112,22 @@ extension EventLog {
                             }
                             continue
                         }
+                        if e.id.origin.replica == replica && e.id.origin.epoch >= epoch {
+                            report.forged += 1
+                            continue
+                        }
                         guard e.id.counter == head.counter + 1 else {
                             report.gaps += 1
                             continue
+                        }
+                        if head.counter == 0 && !head.dirty {
+                            let k = OriginCountKey(stream: head.key, replica: e.id.origin.replica)
+                            let held = try originCount(stream: head.key, replica: e.id.origin.replica)
+                            guard held + originsStarted[k, default: 0] < EventLog.maxOriginsPerReplica else {
+                                report.overOriginLimit += 1
+                                continue
+                            }
+                            originsStarted[k, default: 0] += 1
                         }
                         // A known type in the wrong kind of stream (possible only through a build that did not
                         // know the type) is stored flagged, so the origin's counters stay contiguous; the
@@ -147,6 +174,19 @@ extension EventLog {
     }
 
     private struct HeadKey: Hashable { let stream: StreamID; let origin: Origin }
+    private struct OriginCountKey: Hashable { let stream: Int64; let replica: ReplicaID }
+
+    /// Most origins (incarnations) of one replica a stream takes in. A replica starts a new incarnation only
+    /// after a reboot that followed a possible loss of writes, so a real one stays far below this; a sender
+    /// making up epochs is stopped here.
+    public static let maxOriginsPerReplica = 1024
+
+    private func originCount(stream: Int64, replica: ReplicaID) throws -> Int {
+        let q = try db.cached("SELECT count(*) FROM heads WHERE stream = ? AND origin = ?")
+        try q.bind(1, stream)
+        try q.bind(2, Int64(bitPattern: replica.rawValue))
+        return try q.first { Int($0.int(0)) } ?? 0
+    }
 
     private func storedHash(stream: Int64, id: EventID) throws -> [UInt8]? {
         let q = try db.cached("SELECT data FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter = ?")

@@ -108,6 +108,25 @@ extension EventLog {
         }
     }
 
+    /// The `device.revoke` events after `afterSeq`, in log order, as (sequence number, revocation), through the
+    /// partial index `events_revocations` (schema 6): cheap enough to ask at every commit. Whether each one
+    /// holds is for the caller to check (`BreezeSync.Revocations`).
+    public func revocations(afterSeq: Int64) throws(StoreError) -> [(seq: Int64, revocation: Revocation)] {
+        do {
+            let q = try db.cached("SELECT seq, data FROM events WHERE type = 'device.revoke' AND seq > ? ORDER BY seq")
+            defer { q.reset() }
+            try q.bind(1, afterSeq)
+            var out: [(seq: Int64, revocation: Revocation)] = []
+            while try q.step() {
+                let e = try Event(decoding: q.blob(1))
+                if case .revocation(let r) = try e.body() { out.append((q.int(0), r)) }
+            }
+            return out
+        } catch let e as DecodingError {
+            throw StoreError(.corrupt, "\(path): a stored revocation after seq \(afterSeq) does not decode (\(e)); \(StoreError.salvageAdvice(path))")
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// Number of events held (optionally of one stream).
     public func count(stream: StreamID? = nil) throws(StoreError) -> Int {
         do {

@@ -1,4 +1,5 @@
 public import BreezeCore
+import Glibc
 
 /// The durable, append-only event log of one replica, in one SQLite database.
 ///
@@ -89,6 +90,12 @@ public final class EventLog {
         }
         if FileChecks.isDirectory(path) {
             throw StoreError(.notBreeze, "\(path): is a directory, not a Breeze database")
+        }
+        // A new database holds the user's favourites and health readings: it is made readable by its owner
+        // only (mode 0600, whatever the umask), and SQLite gives its WAL and shared-memory files the same mode.
+        if create && !FileChecks.exists(path) {
+            let fd = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if fd >= 0 { Glibc.close(fd) }
         }
         do {
             db = try Database(path: path, create: create, readOnly: readOnly)

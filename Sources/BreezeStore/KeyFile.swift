@@ -11,9 +11,8 @@ public struct KeyFileError: Error, Sendable, CustomStringConvertible {
 /// Private key files: a replica's device key, beside its database, and the keys of authorities.
 ///
 /// The device key lives **next to** the database (`<db>.key`), not inside it: databases are copied to debug
-/// them (`breeze diff`, `replay` and `explain` on a copy from a bug report, `salvage`), and SQLite creates
-/// them, their WAL and shared-memory files with the process's umask (usually readable by everyone), so a key
-/// inside would travel with every copy and be as readable as the data. A key file is created with mode 0600
+/// them (`breeze diff`, `replay` and `explain` on a copy from a bug report, `salvage`), so a key inside would
+/// travel with every copy. (Breeze creates databases mode 0600, but a copy is as readable as its maker lets it.) A key file is created with mode 0600
 /// and nothing else, and is refused when group or others may read it or another user owns it, as ssh refuses
 /// an unprotected private key.
 ///
@@ -83,6 +82,11 @@ public enum KeyFile {
             case ("ed25519-seed", 2):
                 guard let s = Digest.bytes(hex: fields[1]), s.count == Ed25519.seedLength else {
                     throw KeyFileError("\(path): line \(n + 1): expected 64 hex digits")
+                }
+                // A seed of one repeated byte (32 zero bytes, say) is a placeholder or a test value anyone can
+                // guess, never the output of a random generator: such a key authenticates nobody.
+                guard Set(s).count > 1 else {
+                    throw KeyFileError("\(path): line \(n + 1): a seed of 32 identical bytes (\(Digest.hex([s[0]]))) is not a secret: make a key with `breeze init` or `breeze authority new`")
                 }
                 seed = s
             default:

@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 5
+    static let current: Int64 = 6
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -72,6 +72,11 @@ enum Schema {
         """
         DROP TABLE IF EXISTS fact_keys;
         DELETE FROM meta WHERE key = 'facts_seq';
+        """,
+        // 5 -> 6: revocations are found without a scan of the log (a partial index holds only their rows), so a
+        // node can look for new ones at every commit (EventLog.revocations(afterSeq:)).
+        """
+        CREATE INDEX IF NOT EXISTS events_revocations ON events(seq) WHERE type = 'device.revoke';
         """,
     ]
 

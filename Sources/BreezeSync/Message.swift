@@ -61,6 +61,9 @@ public enum Message: Equatable, Sendable {
     case sealed([UInt8])
     /// What the sender holds of each stream; the receiver sends everything else it may.
     case vectors([StreamVector])
+    /// A leading part of the next `vectors`, when all of them would not fit in one frame (`Protocol/sync.md`
+    /// 6.1): the receiver keeps the parts and takes them, with the `vectors` that ends them, as one.
+    case vectorsPart([StreamVector])
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])
     /// A batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check, then event
@@ -87,6 +90,7 @@ public enum Message: Equatable, Sendable {
         case .handshake3: return 0x07
         case .sealed: return 0x30
         case .vectors: return 0x10
+        case .vectorsPart: return 0x15
         case .events: return 0x11
         case .ack: return 0x12
         case .packed: return 0x13
@@ -107,7 +111,7 @@ public enum Message: Equatable, Sendable {
     /// True for the types that travel inside `sealed` frames after the handshake (section 2.1).
     static func isSealable(_ type: UInt8) -> Bool {
         switch type {
-        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x7F: return true
+        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x20, 0x21, 0x7F: return true
         default: return false
         }
     }
@@ -119,7 +123,7 @@ public enum Message: Equatable, Sendable {
             w.u16(lo); w.u16(hi); w.u64(replica.rawValue); w.string(scope.description); w.raw(nonce)
         case .handshake1(let lo, let hi, let ephemeral): w.u16(lo); w.u16(hi); w.raw(ephemeral)
         case .handshake2(let noise), .handshake3(let noise), .sealed(let noise): w.raw(noise)
-        case .vectors(let list):
+        case .vectors(let list), .vectorsPart(let list):
             var dict: [StreamID: VersionVector] = [:]
             for sv in list { dict[sv.stream] = sv.vector }
             StreamVectors.encode(dict, into: &w)
@@ -161,10 +165,11 @@ public enum Message: Equatable, Sendable {
         case 0x30:
             guard range.count >= sealedMinLength else { throw DecodingError.truncated("sealed frame") }
             m = .sealed(try r.raw(range.count))
-        case 0x10:
+        case 0x10, 0x15:
             let list = try StreamVectors.decode(from: &r)
             guard Set(list.map(\.0)).count == list.count else { throw DecodingError.malformed("a stream listed twice") }
-            m = .vectors(list.map { StreamVector(stream: $0.0, vector: $0.1) }.sorted { $0.stream < $1.stream })
+            let sorted = list.map { StreamVector(stream: $0.0, vector: $0.1) }.sorted { $0.stream < $1.stream }
+            m = type == 0x10 ? .vectors(sorted) : .vectorsPart(sorted)
         case 0x11:
             let batch = try r.varint()
             m = .events(batch: batch, events: try r.array { (r: inout ByteReader) throws(DecodingError) in

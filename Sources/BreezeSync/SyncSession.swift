@@ -1,5 +1,8 @@
 public import BreezeCore
 import BreezeCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The sync protocol for one connection, with no I/O (in the manner of SWIM's core): every input is a
 /// method that returns the `Action`s the shell must carry out. The shell (`BreezeNet`) owns the socket,
@@ -44,6 +47,23 @@ public struct SyncSession: Sendable {
         /// with the last one is an `error` (exhausted) that ends the session, so a nonce never wraps. Noise
         /// reserves 2^64 - 1, the default limit; tests lower it.
         public var nonceLimit = UInt64.max
+        /// How far ahead of this side's wall clock a device's event may be stamped (`Protocol/sync.md` 6.5):
+        /// an event further ahead (HLC 2^64 - 1, say) would win every last-writer-wins merge for good, so
+        /// it ends the session and nothing of its batch is stored. Cluster peers are trusted with the clock
+        /// rule of `HybridClock` (stored, flagged). Default 24 hours: a phone whose clock is a day wrong
+        /// is told, with its stamp, rather than believed.
+        public var maxFutureMillis: UInt64 = 24 * 3_600_000
+        /// Wall time in milliseconds since the epoch, for `maxFutureMillis` (tests and the node inject theirs).
+        public var wallClock: @Sendable () -> UInt64 = SyncSession.systemWallMillis
+        /// Largest `vectors` payload sent in one message; larger vectors are split (`sendVectors`). 1 MiB, well
+        /// under the frame limit; tests lower it.
+        public var vectorsPartBytes = 1 << 20
+        /// The revocations this side enforces: a peer chain with a revoked key fails the handshake
+        /// (`Protocol/sync.md` 4.10). The node gives each new session the set it holds then, and closes
+        /// sessions already open when a new revocation arrives.
+        public var revocations: Revocations?
+        /// Monotonic milliseconds, for the spacing of `vectors` (`resyncIntervalMillis`).
+        public var monotonicClock: @Sendable () -> UInt64 = SyncSession.systemMonotonicMillis
 
         public init(credentials: SyncCredentials) {
             self.credentials = credentials
@@ -103,6 +123,8 @@ public struct SyncSession: Sendable {
     public private(set) var peerReplica: ReplicaID?
     /// The peer's verified device certificate.
     public private(set) var peerCertificate: Certificate?
+    /// The peer's verified chain (its device certificate first).
+    public private(set) var peerChain: [Certificate] = []
     /// The grants of this session, once authenticated.
     public private(set) var grants: Grants?
     /// The handshake hash once the handshake is complete: both sides hold the same 64 bytes, which name the
@@ -128,6 +150,20 @@ public struct SyncSession: Sendable {
 
     /// The default `Config.batchEvents`.
     public static let defaultBatchEvents = 2048
+
+    /// CLOCK_REALTIME in milliseconds.
+    @Sendable public static func systemWallMillis() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
+    }
+
+    /// CLOCK_MONOTONIC in milliseconds.
+    @Sendable public static func systemMonotonicMillis() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
+    }
 
     /// The protocol versions this build speaks: 3 only (sealed). Versions 1 and 2 sent everything in clear and
     /// are refused, so no attacker can make two Breeze replicas downgrade to them.
@@ -359,6 +395,11 @@ public struct SyncSession: Sendable {
         return try blobs.map { b throws(CertificateError) in try Certificate(decoding: b) }
     }
 
+    /// The error text for a peer whose chain `r` revokes.
+    public static func revokedMessage(_ device: Certificate, _ r: Revocation) -> String {
+        "\(device.subject) (key \(CertificateChain.fingerprint(device.key))): a key of its chain was revoked at \(ISOTime.format(millis: Int64(clamping: r.revokedAtMillis)))\(r.reason.isEmpty ? "" : " (\(r.reason))")"
+    }
+
     /// Checks the peer's chain against the trusted authority, that it certifies the static key the peer
     /// proved it holds, and the scopes; sets the peer and the grants. Returns the refusal, if any.
     private mutating func authenticatePeer(_ chain: [Certificate]) -> [Action]? {
@@ -371,11 +412,15 @@ public struct SyncSession: Sendable {
             return fail(.authentication, "the peer's certificate is for another key than the one it proved it holds")
         }
         guard device.replica != config.replica else { return fail(.unexpected, "connected to itself") }
+        if let r = config.revocations?.revocation(of: chain) {
+            return fail(.authentication, Self.revokedMessage(device, r))
+        }
         guard let sessionScope = Scope.session(config.scope, device.scope) else {
             return fail(.authentication, "scope \(device.scope) cannot sync with a replica of scope \(config.scope)")
         }
         peerReplica = device.replica
         peerCertificate = device
+        peerChain = chain
         // The cluster side is the one whose certificate says cluster: the cluster authority signed it.
         grants = Grants(scope: sessionScope, localIsCluster: config.scope == .cluster, peerIsCluster: device.scope == .cluster)
         return nil
@@ -395,14 +440,44 @@ public struct SyncSession: Sendable {
         case .error(let code, let message):
             state = .closed
             return [.close(reason: "peer reported \(code): \(message)")]
-        case .vectors(let list):
-            var vectors: [StreamID: VersionVector] = [:]
+        case .vectorsPart(let list):
+            // A leading part of the next `vectors` (section 6.1): kept until the `vectors` that ends it.
+            guard vectorsParts < Self.maxVectorsParts else {
+                return fail(.unexpected, "more than \(Self.maxVectorsParts) vectorsPart messages before a vectors")
+            }
+            vectorsParts += 1
             for sv in list {
                 guard grants!.peerMayRead(sv.stream) else {
                     return fail(.forbidden, "no grant to read stream \(sv.stream) in scope \(grants!.scope)")
                 }
-                vectors[sv.stream] = sv.vector
+                guard pendingVectors.updateValue(sv.vector, forKey: sv.stream) == nil else {
+                    return fail(.malformed, "stream \(sv.stream) listed in two parts of one vectors")
+                }
             }
+            return []
+        case .vectors(let list):
+            var vectors = pendingVectors
+            pendingVectors = [:]
+            vectorsParts = 0
+            for sv in list {
+                guard grants!.peerMayRead(sv.stream) else {
+                    return fail(.forbidden, "no grant to read stream \(sv.stream) in scope \(grants!.scope)")
+                }
+                guard vectors.updateValue(sv.vector, forKey: sv.stream) == nil else {
+                    return fail(.malformed, "stream \(sv.stream) listed in two parts of one vectors")
+                }
+            }
+            // Every `vectors` restarts the scan for this peer, so it is the one message that makes this side
+            // send a lot for a little (section 6.4): a peer sends it once when ready and again at most once
+            // per `resyncIntervalMillis`. One repeated sooner than half that is dropped if it says nothing
+            // new and ends the session if it does; no rescan either way.
+            let t = config.monotonicClock()
+            if let last = lastVectorsAcceptedMillis, t < last &+ Self.resyncIntervalMillis / 2 {
+                if vectors == lastVectorsAccepted { vectorsDropped += 1; return [] }
+                return fail(.unexpected, "vectors again after \(t &- last) ms: a peer re-sends its vectors at most once per \(Self.resyncIntervalMillis / 1000) s")
+            }
+            lastVectorsAcceptedMillis = t
+            lastVectorsAccepted = vectors
             peerVectors = vectors
             vectorsReceived = true
             cursor = 0
@@ -446,11 +521,29 @@ public struct SyncSession: Sendable {
     }
 
     /// Batch `expectedBatch` arrived: check the grants of every event before anything is stored.
+    ///
+    /// A peer that is not the cluster (a device) sends only its own events (`Protocol/sync.md` 6.5): every
+    /// event must carry the peer's replica id as its origin, the one its certificate binds to the key it
+    /// proved it holds, and no stamp more than `maxFutureMillis` ahead. So a device cannot write under the
+    /// server's origin or another device's, cannot make up origins (a scope holds at most the origins of
+    /// its enrolled devices), and cannot stamp an event that wins every merge. Relaying other origins'
+    /// events is the cluster's job.
     private mutating func accept(_ events: [Event]) -> [Action] {
         let batch = expectedBatch
         expectedBatch += 1
         for e in events where !grants!.peerMayWrite(e.stream) {
             return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
+        }
+        if !grants!.peerIsCluster, let peer = peerReplica {
+            let limit = config.wallClock() &+ config.maxFutureMillis
+            for e in events {
+                guard e.id.origin.replica == peer else {
+                    return fail(.forbidden, "event \(e.id) carries origin \(e.id.origin.replica), not the sending device \(peer): a device sends only its own events; batch refused")
+                }
+                guard e.hlc.physicalMillis <= limit else {
+                    return fail(.forbidden, "event \(e.id) is stamped \(e.hlc.physicalMillis) ms, more than \(config.maxFutureMillis / 3_600_000) h ahead of this side's clock (\(limit &- config.maxFutureMillis) ms); batch refused")
+                }
+            }
         }
         for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
         receivedEvents += events.count
@@ -467,12 +560,41 @@ public struct SyncSession: Sendable {
 
     /// This replica's vectors for the streams it wants from the peer (only those the peer may write here are
     /// sent). Call after `.authenticated` and after `.resendVectors`.
+    ///
+    /// Vectors of any size go: when they would pass `Config.vectorsPartBytes`, the leading streams travel in
+    /// `vectorsPart` messages and the rest in the `vectors` that ends them (section 6.1), so no frame outgrows
+    /// the limit and no link stalls on a large exchange.
     public mutating func sendVectors(local: [StreamID: VersionVector]) -> [Action] {
         guard state == .ready, let grants else { return [] }
+        lastVectorsSentMillis = config.monotonicClock()
         let list = local.filter { grants.peerMayWrite($0.key) }.sorted { $0.key < $1.key }
             .map { StreamVector(stream: $0.key, vector: $0.value) }
-        return emit(.vectors(list))
+        var out: [Action] = []
+        var part: [StreamVector] = [], bytes = 0
+        for sv in list {
+            let size = Self.encodedSize(sv)
+            if !part.isEmpty && bytes + size > config.vectorsPartBytes {
+                out += emit(.vectorsPart(part))
+                part = []
+                bytes = 0
+            }
+            part.append(sv)
+            bytes += size
+        }
+        return out + emit(.vectors(part))
     }
+
+    /// The bytes one stream's entry takes in a `vectors` payload (`StreamVectors.encode`).
+    static func encodedSize(_ sv: StreamVector) -> Int {
+        let name = sv.stream.description.utf8.count, entries = sv.vector.sorted
+        var n = ByteWriter.varintSize(UInt64(name)) + name + ByteWriter.varintSize(UInt64(entries.count))
+        for e in entries { n += 8 + ByteWriter.varintSize(UInt64(e.origin.epoch)) + ByteWriter.varintSize(e.counter) }
+        return n
+    }
+
+    /// Most `vectorsPart` messages before the `vectors` that ends them (64 parts of up to 1 MiB: vectors of
+    /// 64 MiB, far beyond any real cluster's, while a peer cannot make this side hold more).
+    public static let maxVectorsParts = 64
 
     /// Sends a message of the shell's own (the keep-alive `ping`), sealed; nothing before the handshake is
     /// complete or after the session closed.
@@ -484,20 +606,27 @@ public struct SyncSession: Sendable {
     /// The events of batch `batch` are committed (with this report): acknowledge it. Events refused as
     /// gaps mean the peer skipped something this side lacks; this side then re-sends its vectors so the
     /// peer rescans, at most once per `resyncIntervalMillis` (a peer that keeps sending gaps cannot make
-    /// the two sides rescan in a loop). `nowMillis` is the shell's clock.
-    public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int, nowMillis: UInt64 = 0) -> [Action] {
+    /// the two sides rescan in a loop), counted from the last vectors sent, the first included (the peer
+    /// drops or refuses vectors repeated sooner than half that). Time is `Config.monotonicClock`.
+    public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int) -> [Action] {
         guard state == .ready else { return [] }
         var out = emit(.ack(batch: batch, inserted: UInt32(clamping: inserted), duplicates: UInt32(clamping: duplicates)))
-        if gaps > 0 && (lastResyncMillis == nil || nowMillis >= lastResyncMillis! + Self.resyncIntervalMillis) {
-            lastResyncMillis = nowMillis
+        if gaps > 0 && (lastVectorsSentMillis == nil || config.monotonicClock() >= lastVectorsSentMillis! &+ Self.resyncIntervalMillis) {
             out.append(.resendVectors)
         }
         return out
     }
 
-    /// Least time between two re-sent vectors on one session.
+    /// Least time between two vectors sent on one session.
     public static let resyncIntervalMillis: UInt64 = 10_000
-    private var lastResyncMillis: UInt64?
+    private var lastVectorsSentMillis: UInt64?
+    private var lastVectorsAcceptedMillis: UInt64?
+    private var lastVectorsAccepted: [StreamID: VersionVector] = [:]
+    /// `vectorsPart`s received since the last `vectors`.
+    private var pendingVectors: [StreamID: VersionVector] = [:]
+    private var vectorsParts = 0
+    /// Repeated `vectors` that arrived too soon and said nothing new: dropped without a rescan.
+    public private(set) var vectorsDropped = 0
 
     /// Storing a batch failed: the session ends (nothing of it is acknowledged). A session already closed
     /// does nothing more (found by fuzzing: it used to send a second error and close again).

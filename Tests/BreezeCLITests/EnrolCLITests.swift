@@ -116,6 +116,41 @@ struct EnrolCLITests {
         #expect(exposed.code == 1 && exposed.err.first?.contains("chmod 600") == true, "\(exposed.err)")
     }
 
+    /// `breeze authority revoke` records a signed revocation; bad input is refused with nothing stored.
+    @Test func authorityRevokeRecordsASignedRevocationAndRefusesBadInput() throws {
+        let h = Harness()
+        #expect(h.run(["init"]).code == 0)
+        let cluster = h.dir + "/cluster.key", cert = h.dir + "/phone.cert"
+        #expect(h.run(["authority", "new", "--out", cluster]).code == 0)
+        let (replica, key) = Self.keyShow(h)
+        #expect(h.run(["enrol", "--signer", cluster, "--device-key", key, "--replica", replica, "--scope", "user:ana", "--out", cert]).code == 0)
+        let before = try EventLog.open(at: h.db).count(stream: .public)
+        // Usage errors (exit 2) and failures (exit 1), each naming the input; nothing stored by any of them.
+        for args in [["authority", "revoke", "--cert", cert], ["authority", "revoke", "--signer", cluster],
+                     ["authority", "revoke", "--signer", cluster, "--device-key", key]] {
+            #expect(h.run(args).code == 2, "\(args)")
+        }
+        for (args, named) in [(["authority", "revoke", "--signer", h.dir + "/none.key", "--cert", cert], "none.key"),
+                              (["authority", "revoke", "--signer", cluster, "--cert", h.dir + "/none.cert"], "--cert"),
+                              (["authority", "revoke", "--signer", cluster, "--device-key", "abc", "--replica", replica], "--device-key"),
+                              (["authority", "revoke", "--signer", cluster, "--cert", cert, "--reason", String(repeating: "x", count: 201)], "--reason")] {
+            let r = h.run(args)
+            #expect(r.code == 1 && r.err.count == 1 && r.err[0].contains(named), "\(args): \(r.err)")
+        }
+        let log = try EventLog.open(at: h.db)
+        #expect(try log.count(stream: .public) == before)
+        log.close()
+        // The real one: a device.revoke in public, signed by the cluster authority, naming the phone's key.
+        let r = h.run(["--json", "authority", "revoke", "--signer", cluster, "--cert", cert, "--reason", "lost"])
+        #expect(r.code == 0 && r.out.joined().contains(key), "\(r)")
+        let revocations = try EventLog.open(at: h.db).revocations(afterSeq: 0)
+        #expect(revocations.count == 1)
+        let held = try #require(revocations.first).revocation
+        let authority = try CredentialFiles.readAuthority(cluster + ".pub")
+        #expect(Digest.hex(held.key) == key && held.reason == "lost" && held.replica.description == replica)
+        #expect(Revocations(authority: authority).refusal(held) == nil)
+    }
+
     @Test func aNodeRefusesToStartOnAnExposedKeyAForeignAuthorityOrAnotherReplicasCertificate() throws {
         let h = Harness()
         #expect(h.run(["init"]).code == 0)

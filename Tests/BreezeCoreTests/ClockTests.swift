@@ -30,6 +30,18 @@ struct ClockTests {
         #expect(t > HLC(physicalMillis: 1000 + 60_000, logical: 0) || t.physicalMillis == 61_000)
     }
 
+    /// An event stamped 2^64 - 1 (a hostile peer's) used to make the next local write after it wrap to
+    /// timestamp 0, the oldest of all, so the user's later write lost every merge for good.
+    @Test func theClockSaturatesAtTheTopInsteadOfWrappingToZero() {
+        var c = HybridClock()
+        let top = HLC(rawValue: .max)
+        let next = c.tick(wallMillis: 1_750_000_000_000, after: top)
+        #expect(next == top, "the write after the top is stamped the top, not 0")
+        #expect(c.tick(wallMillis: 1_750_000_000_001) == top && c.last == top)
+        var below = HybridClock(last: HLC(rawValue: .max - 1))
+        #expect(below.tick(wallMillis: 0) == top)
+    }
+
     @Test func versionVectorsCompareAndMergePointwise() {
         let a = Origin(replica: ReplicaID(rawValue: 1), epoch: 1), b = Origin(replica: ReplicaID(rawValue: 2), epoch: 1)
         let x = VersionVector([a: 3, b: 1]), y = VersionVector([a: 2, b: 5])

@@ -21,6 +21,10 @@ struct CodecTests {
         (.user("ana"), .testAlert(sensor: nil)),
         (.user("ana"), .testAlert(sensor: "131075")),
         (.user("ana"), .alertDelivered(key: "purpleair:87173|2023-10-27T21:00:00Z|fired")),
+        (.public, .revocation(Revocation.sign(key: Ed25519.KeyPair(seed: (0..<32).map { UInt8($0) }).publicKey,
+                                              replica: ReplicaID(rawValue: 0x1111), revokedAtMillis: 1_750_000_000_000,
+                                              reason: "lost", signer: Ed25519.KeyPair(seed: (0..<32).map { UInt8(255 - $0) }),
+                                              signerChain: [[1, 2, 3]]))),
         (.public, .sensorRegistered(SensorRegistration(sensor: "131075", name: "Ümlaut 空气", source: "purpleair",
                                                       kind: "purpleair", latitude: 42.73, longitude: -73.69,
                                                       timeZone: "America/New_York"))),
@@ -153,14 +157,15 @@ struct CodecTests {
         }
     }
 
-    /// `hasShortestEncoding` tells an event as this build writes it from one carrying a longer varint in any of
-    /// its six varint fields (decodable, and its hash covers those bytes).
-    @Test func aLongerVarintInAnyFieldIsToldApartByLengthAlone() throws {
+    /// A longer varint in any of an event's six varint fields (its hash computed over those bytes, so it is
+    /// otherwise valid) is refused at decode (`Protocol/encoding.md` 1): a replica never accepts and relays an
+    /// event its own export could not write byte for byte.
+    @Test func aLongerVarintInAnyFieldIsRefusedAtDecode() throws {
         let id = EventID(origin: Self.origin, counter: 300)
         let built = Event(stream: .user("ana"), id: id, hlc: HLC(rawValue: 99), type: "unit.set", schemaVersion: 1, payload: [2])
         #expect(built.hasShortestEncoding)
         #expect(try Event(decoding: built.encoded).hasShortestEncoding)
-        for padded in 0..<6 {
+        for padded in -1..<6 {
             var w = ByteWriter()
             func varint(_ v: UInt64, _ field: Int) {
                 w.varint(v)
@@ -172,9 +177,23 @@ struct CodecTests {
             }
             w.u8(Event.format); w.u64(Self.origin.replica.rawValue); varint(UInt64(Self.origin.epoch), 0); varint(300, 1)
             w.u64(99); varint(8, 2); w.utf8("user:ana"); varint(8, 3); w.utf8("unit.set"); varint(1, 4); varint(1, 5); w.u8(2)
-            let odd = try Event(decoding: w.bytes + w.bytes.withUnsafeBytes { Digest.blake2b($0, length: Event.hashLength) })
-            #expect(odd.id == id && odd.type == "unit.set" && odd.payload == [2] && odd.encoded.count == built.encoded.count + 1)
-            #expect(!odd.hasShortestEncoding, "field \(padded)")
+            let bytes = w.bytes + w.bytes.withUnsafeBytes { Digest.blake2b($0, length: Event.hashLength) }
+            if padded < 0 {
+                #expect(bytes == built.encoded, "the unpadded form is the built event")
+            } else {
+                #expect(throws: DecodingError.self, "field \(padded)") { try Event(decoding: bytes) }
+            }
+        }
+    }
+
+    @Test func nonMinimalVarintsAreRefusedAndMinimalOnesAccepted() throws {
+        for bytes: [UInt8] in [[0x80, 0x00], [0x81, 0x00], [0x81, 0x80, 0x00], [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x00]] {
+            var r = ByteReader(bytes)
+            #expect(throws: DecodingError.self, "\(bytes)") { try r.varint() }
+        }
+        for (bytes, v): ([UInt8], UInt64) in [([0x00], 0), ([0x80, 0x01], 128), ([0xff, 0x7f], 16383), ([0x80, 0x80, 0x01], 16384)] {
+            var r = ByteReader(bytes)
+            #expect(try r.varint() == v)
         }
     }
 

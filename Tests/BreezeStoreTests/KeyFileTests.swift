@@ -69,6 +69,23 @@ struct KeyFileTests {
             close(fd)
             #expect(throws: KeyFileError.self, "\(text)") { try KeyFile.read(p) }
         }
+        // A well-formed file whose seed is 32 identical bytes (all zero, say) is refused by name, while the same
+        // layout with a real seed reads.
+        for (seed, ok) in [(String(repeating: "00", count: 32), false), (String(repeating: "ab", count: 32), false),
+                           (Digest.hex(Ed25519.KeyPair.generate().seed), true)] {
+            let p = dir.file("seed.key")
+            unlink(p)
+            let fd = open(p, O_CREAT | O_WRONLY, 0o600)
+            let text = "replica \(replica)\ned25519-seed \(seed)\n"
+            _ = text.withCString { write(fd, $0, strlen($0)) }
+            close(fd)
+            do {
+                _ = try KeyFile.read(p)
+                #expect(ok, "seed \(seed) was accepted")
+            } catch {
+                #expect(!ok && error.description.contains("identical bytes"), "\(error)")
+            }
+        }
         // An existing file is never replaced.
         #expect(try KeyFile.create(db + ".key", KeyFile.Contents(replica: replica, key: .generate()), comment: "x") == false)
     }

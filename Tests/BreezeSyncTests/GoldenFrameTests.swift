@@ -16,6 +16,14 @@ struct GoldenFrameTests {
     static let vectorsExample = Message.vectors([StreamVector(stream: .health("ana"), vector: VersionVector()),
                                                  StreamVector(stream: .user("ana"), vector: VersionVector([origin: 7]))])
 
+    /// The test vector of `Protocol/sync.md` 4.10: the cluster authority of `Fixtures` (seed 32 bytes of 0x41)
+    /// revokes the phone's device key (seed 32 bytes of 0x50), in a `device.revoke` event of the server.
+    static let revocationEvent = Event(
+        stream: .public, id: EventID(origin: Origin(replica: Fixtures.server, epoch: 1), counter: 1),
+        hlc: HLC(physicalMillis: 1_750_000_000_000, logical: 0),
+        body: .revocation(Revocation.sign(key: Fixtures.deviceKey(Fixtures.phone).publicKey, replica: Fixtures.phone,
+                                          revokedAtMillis: 1_750_000_000_000, reason: "lost", signer: Fixtures.authority)))
+
     static let messages: [(String, Message)] = [
         ("hello", .hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0x1111_2222_3333_4444), scope: .user("ana"),
                          nonce: Array(0..<32))),
@@ -28,6 +36,8 @@ struct GoldenFrameTests {
         ("packed", .packed(packedExample.payloads[0])),
         ("packed-warm", .packed(packedExample.payloads[1])),
         ("reset", .reset),
+        ("vectors-part", .vectorsPart([StreamVector(stream: .health("ana"), vector: VersionVector())])),
+        ("revocation", .events(batch: 1, events: [revocationEvent])),
     ] + handshake.map { ($0.0, $0.1) } + sealed.map { ($0.name, $0.frame) }
 
     /// The handshake of section 4.7: ana's phone (client, scope user:ana, enrolled by ana's user authority)
@@ -133,6 +143,22 @@ struct GoldenFrameTests {
             #expect(Frame.encode(decoded[0]) == bytes, "\(name) re-encodes byte for byte")
             #expect(d.pending == 0)
         }
+    }
+
+    /// The golden revocation decodes, holds against the fixtures' cluster authority only, and refuses the
+    /// phone's chain (and no other).
+    @Test func theGoldenRevocationHoldsAndRefusesThePhone() throws {
+        let bytes = try #require(Self.readHex(Self.goldenDir + "/revocation.hex"), "missing revocation.hex")
+        var d = FrameDecoder()
+        guard case .events(_, let events)? = try d.feed(bytes).first, case .revocation(let r) = try events[0].body() else {
+            Issue.record("revocation.hex is not an events frame with a device.revoke"); return
+        }
+        var set = Revocations(authority: Fixtures.authority.publicKey)
+        let added = set.add(r)
+        #expect(added)
+        #expect(set.revocation(of: Fixtures.chain(Fixtures.phone, .user("ana"))) == r)
+        #expect(set.revocation(of: Fixtures.chain(Fixtures.server, .cluster)) == nil)
+        #expect(Revocations(authority: Fixtures.foreignAuthority.publicKey).refusal(r) != nil)
     }
 
     /// The golden packed frames, read by a fresh decoder in order, give back the documented events.

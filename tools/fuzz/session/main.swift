@@ -196,14 +196,15 @@ public func fuzzSession(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         case 1:
             h.receive(.events(batch: UInt64(input.byte()), events: (0..<Int(input.byte() % 6)).map { _ in event(&input) }))
         case 2:
-            h.receive(.vectors(vectors(&input).sorted { $0.key < $1.key }.map { StreamVector(stream: $0.key, vector: $0.value) }))
+            let list = vectors(&input).sorted { $0.key < $1.key }.map { StreamVector(stream: $0.key, vector: $0.value) }
+            h.receive(input.byte() & 1 == 0 ? .vectors(list) : .vectorsPart(list))
         case 3:
             h.receive(.ack(batch: UInt64(input.byte() % 8), inserted: UInt32(input.byte()), duplicates: 0))
         case 4:
             h.receive(input.byte() & 1 == 0 ? .ping(UInt64(input.byte())) : .pong(UInt64(input.byte())))
         case 5:
             h.check(h.session.committed(batch: UInt64(input.byte()), inserted: Int(input.byte()), duplicates: Int(input.byte()),
-                                        gaps: Int(input.byte() % 2), nowMillis: UInt64(input.u16()) * 100))
+                                        gaps: Int(input.byte() % 2)))
         case 6:
             // As the node does: log rows only while the window has room, at most `readLimit` of them.
             guard h.session.wantsEvents else { continue }

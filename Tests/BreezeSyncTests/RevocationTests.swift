@@ -1,0 +1,66 @@
+import Testing
+import BreezeCore
+import BreezeCrypto
+@testable import BreezeSync
+
+/// Revocations (`Protocol/sync.md` 4.10): which hold, what they refuse, and the handshake that fails.
+struct RevocationTests {
+    typealias F = Fixtures
+    static let tablet = ReplicaID(rawValue: 0x7AB0_0000_0000_0002)
+
+    static func revoke(_ replica: ReplicaID, by signer: Ed25519.KeyPair = F.authority, chain: [[UInt8]] = [], key: [UInt8]? = nil) -> Revocation {
+        Revocation.sign(key: key ?? F.deviceKey(replica).publicKey, replica: replica, revokedAtMillis: F.now, reason: "lost",
+                        signer: signer, signerChain: chain)
+    }
+
+    @Test func onlyRevocationsTheClusterAuthorityOrAUserAuthorityItCertifiedSignedHold() {
+        var set = Revocations(authority: F.authority.publicKey)
+        #expect(set.refusal(Self.revoke(F.phone)) == nil)
+        #expect(set.refusal(Self.revoke(F.phone, by: F.foreignAuthority)) != nil, "another cluster's authority")
+        var tampered = Self.revoke(F.phone)
+        tampered.key = F.deviceKey(F.server).publicKey
+        #expect(set.refusal(tampered) == "the signature does not verify", "the signed key rewritten")
+        #expect(set.refusal(Self.revoke(F.phone, by: F.anaAuthority)) != nil, "a user authority without its certificate")
+        #expect(set.refusal(Self.revoke(F.phone, by: F.anaAuthority, chain: [F.anaAuthorityCertificate.encoded])) == nil)
+        let selfMade = F.certificate(.userAuthority, key: F.anaAuthority.publicKey, replica: ReplicaID(rawValue: 0), scope: .user("ana"),
+                                     signer: F.foreignAuthority)
+        #expect(set.refusal(Self.revoke(F.phone, by: F.anaAuthority, chain: [selfMade.encoded])) != nil, "a user authority certified elsewhere")
+        #expect(!set.add(Self.revoke(F.phone, by: F.foreignAuthority)) && set.count == 0)
+        #expect(set.add(Self.revoke(F.phone)) && set.add(Self.revoke(F.phone)) && set.count == 1, "held once")
+    }
+
+    @Test func aRevocationRefusesTheChainsWithItsKeyInTheScopeOfItsSigner() {
+        var set = Revocations(authority: F.authority.publicKey)
+        let phone = F.chain(F.phone, .user("ana")), tablet = F.chain(Self.tablet, .user("ana")), server = F.chain(F.server, .cluster)
+        #expect(set.revocation(of: phone) == nil)
+        // ana's authority revokes her phone: the phone's chain is refused, her tablet's and the server's are not.
+        set.add(Self.revoke(F.phone, by: F.anaAuthority, chain: [F.anaAuthorityCertificate.encoded]))
+        #expect(set.revocation(of: phone) != nil && set.revocation(of: tablet) == nil && set.revocation(of: server) == nil)
+        // ana's authority cannot revoke the server (another scope) ...
+        set.add(Self.revoke(F.server, by: F.anaAuthority, chain: [F.anaAuthorityCertificate.encoded]))
+        #expect(set.revocation(of: server) == nil)
+        // ... the cluster authority can, and can revoke ana's authority itself, which refuses every chain through it.
+        set.add(Self.revoke(F.server))
+        #expect(set.revocation(of: server) != nil)
+        set.add(Self.revoke(ReplicaID(rawValue: 0), key: F.anaAuthority.publicKey))
+        #expect(set.revocation(of: tablet) != nil)
+    }
+
+    @Test func aRevokedPeerFailsTheHandshakeWhicheverSideItIsOn() {
+        var set = Revocations(authority: F.authority.publicKey)
+        set.add(Self.revoke(F.phone))
+        var server = F.config(F.server)
+        server.revocations = set
+        // The revoked phone dials the server: refused with an authentication error naming the revocation.
+        let (_, s, wire) = F.handshake(F.client(F.config(F.phone, .user("ana"))), F.server(server))
+        #expect(s.state == .closed && s.grants == nil || s.state == .closed)
+        let refusal = wire.compactMap { m -> String? in if case .error(let code, let text) = m { return "\(code) \(text)" } else { return nil } }
+        #expect(refusal.count == 1 && refusal[0].contains("revoked") && refusal[0].contains("(lost)"), "\(refusal)")
+        // The server dials the revoked phone: refused too.
+        let (c2, _, _) = F.handshake(F.client(server), F.server(F.config(F.phone, .user("ana"))))
+        #expect(c2.state == .closed)
+        // Another of ana's devices is not affected.
+        let (c3, s3, _) = F.handshake(F.client(F.config(Self.tablet, .user("ana"))), F.server(server))
+        #expect(c3.state == .ready && s3.state == .ready)
+    }
+}
