@@ -47,7 +47,7 @@ public struct SyncSession: Sendable {
         /// with the last one is an `error` (exhausted) that ends the session, so a nonce never wraps. Noise
         /// reserves 2^64 - 1, the default limit; tests lower it.
         public var nonceLimit = UInt64.max
-        /// How far ahead of this side's wall clock a device's event may be stamped (`Protocol/sync.md` 6.5):
+        /// How far ahead of this side's wall clock a device's event may be stamped (`Protocol/sync.md` 6.6):
         /// an event further ahead (HLC 2^64 - 1, say) would win every last-writer-wins merge for good, so
         /// it ends the session and nothing of its batch is stored. Cluster peers are trusted with the clock
         /// rule of `HybridClock` (stored, flagged). Default 24 hours: a phone whose clock is a day wrong
@@ -522,7 +522,7 @@ public struct SyncSession: Sendable {
 
     /// Batch `expectedBatch` arrived: check the grants of every event before anything is stored.
     ///
-    /// A peer that is not the cluster (a device) sends only its own events (`Protocol/sync.md` 6.5): every
+    /// A peer that is not the cluster (a device) sends only its own events (`Protocol/sync.md` 6.6): every
     /// event must carry the peer's replica id as its origin, the one its certificate binds to the key it
     /// proved it holds, and no stamp more than `maxFutureMillis` ahead. So a device cannot write under the
     /// server's origin or another device's, cannot make up origins (a scope holds at most the origins of
