@@ -418,6 +418,11 @@ final class Node {
                 peer.note = reason
                 peer.conn.closeAfterWriting(reason, now: now())
             case .authenticated(let replica, let scope):
+                // A revocation that arrived while this handshake ran (the session was made with the set of then).
+                if let device = peer.session.peerCertificate, let r = revocations.revocation(of: peer.session.peerChain) {
+                    perform(peer, peer.session.abort(.authentication, SyncSession.revokedMessage(device, r)))
+                    return
+                }
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
                 leaveHandshake(peer)
                 readyPeers[ObjectIdentifier(peer)] = peer

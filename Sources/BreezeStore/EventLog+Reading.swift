@@ -108,22 +108,24 @@ extension EventLog {
         }
     }
 
-    /// The `device.revoke` events after `afterSeq`, in log order, as (sequence number, revocation), through the
-    /// partial index `events_revocations` (schema 6): cheap enough to ask at every commit. Whether each one
-    /// holds is for the caller to check (`BreezeSync.Revocations`).
+    /// The `device.revoke` events of `public` after `afterSeq`, in log order, as (sequence number, revocation),
+    /// through the partial index `events_revocations` (schema 6): cheap enough to ask at every commit. Misplaced
+    /// ones (flag 2, another stream) and ones whose payload does not decode are passed over, so no event a peer
+    /// can write stops the revocations after it. Whether each one holds is for the caller to check
+    /// (`BreezeSync.Revocations`).
     public func revocations(afterSeq: Int64) throws(StoreError) -> [(seq: Int64, revocation: Revocation)] {
         do {
-            let q = try db.cached("SELECT seq, data FROM events WHERE type = 'device.revoke' AND seq > ? ORDER BY seq")
+            guard let key = try streamKey(.public, create: false) else { return [] }
+            let q = try db.cached("SELECT seq, data FROM events WHERE type = 'device.revoke' AND seq > ? AND stream = ? AND flags & 2 = 0 ORDER BY seq")
             defer { q.reset() }
             try q.bind(1, afterSeq)
+            try q.bind(2, key)
             var out: [(seq: Int64, revocation: Revocation)] = []
             while try q.step() {
-                let e = try Event(decoding: q.blob(1))
-                if case .revocation(let r) = try e.body() { out.append((q.int(0), r)) }
+                guard let e = try? Event(decoding: q.blob(1)), case .revocation(let r)? = try? e.body() else { continue }
+                out.append((q.int(0), r))
             }
             return out
-        } catch let e as DecodingError {
-            throw StoreError(.corrupt, "\(path): a stored revocation after seq \(afterSeq) does not decode (\(e)); \(StoreError.salvageAdvice(path))")
         } catch { throw StoreError.from(error, path: path) }
     }
 

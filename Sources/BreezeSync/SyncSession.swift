@@ -660,8 +660,11 @@ public struct SyncSession: Sendable {
             batch = []
             bytes = 0
         }
+        // A device sends only its own events (section 6.6): others' it holds reach the peer through the cluster.
+        let onlyOwn = !grants.localIsCluster
         for (seq, e) in entries {
-            guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else {
+            guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false),
+                  !onlyOwn || e.id.origin.replica == config.replica else {
                 taken = seq
                 continue
             }
