@@ -48,6 +48,10 @@ public struct HybridClock: Sendable {
 
     /// The default skew bound: 5 minutes.
     public static let defaultMaxSkewMillis: UInt64 = 5 * 60 * 1000
+    /// How far ahead of the receiver's wall clock a device's event may be stamped (`Protocol/sync.md` 6.6):
+    /// 24 hours. Further ahead, a session refuses it; and a device's event that is let through beyond it
+    /// (one superseding a far-ahead value) moves the receiver's ahead floor no further than this.
+    public static let deviceMaxAheadMillis: UInt64 = 24 * 3_600_000
 
     /// A clock that has issued or observed `last`.
     public init(last: HLC = .zero, maxSkewMillis: UInt64 = HybridClock.defaultMaxSkewMillis) {

@@ -52,6 +52,7 @@ final class Node {
     /// authority) and the log position they were read up to.
     private var revocations: Revocations
     private var revocationsSeq: Int64 = 0
+    private let floors: AheadFloors
     private var stopping = false
     private var handles: [UnsafeMutablePointer<uv_handle_t>] = []
     /// The stop and signal handles, closed last.
@@ -119,6 +120,7 @@ final class Node {
         o.durability = config.durability
         o.wallClock = config.wallClock
         log = try EventLog.open(at: config.dbPath, options: o)
+        floors = AheadFloors(log: log)
         guard config.credentials.replica == log.replica else {
             log.close()
             throw NodeError("the certificate is for replica \(config.credentials.replica), but \(config.dbPath) is replica \(log.replica)")
@@ -311,6 +313,7 @@ final class Node {
         sc.window = config.window
         sc.wallClock = config.wallClock
         sc.revocations = revocations
+        sc.aheadFloor = floors.lookup
         // Certificates are checked against the real clock (not `wallClock`, which tests shift).
         let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
         let peer = Peer(conn: conn, session: session,
@@ -498,8 +501,11 @@ final class Node {
             pending = []
             let started = NodeMetrics.monotonicNanos()
             do {
+                // A device's session may start only so many incarnations of one replica, and lifts no
+                // ahead floor beyond a day (sync.md 6.6); the cluster's are not bounded.
                 let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers",
-                                             syncLater: true)
+                                             syncLater: true,
+                                             fromDevice: work.map { !($0.peer.session.grants?.peerIsCluster ?? false) })
                 let inserted = reports.reduce(0) { $0 + $1.inserted }
                 if inserted > 0 {
                     refreshRevocations()
@@ -679,8 +685,10 @@ final class Node {
                 perform(peer, peer.session.abort(.timeout, "no vectors within \(config.handshakeTimeoutMillis) ms of ready"))
             } else if ackOverdue(peer, now: t) {
                 perform(peer, peer.session.abort(.timeout, "no acknowledgement for \(config.ackTimeoutMillis) ms"))
-            } else if t - peer.lastSentMillis >= config.pingIntervalMillis {
-                perform(peer, peer.session.send(.ping(t)))
+            } else {
+                // Gaps refused too soon after the last vectors: their resync is due now.
+                perform(peer, peer.session.resyncIfDue())
+                if t - peer.lastSentMillis >= config.pingIntervalMillis { perform(peer, peer.session.send(.ping(t))) }
             }
         }
         writeStatus()

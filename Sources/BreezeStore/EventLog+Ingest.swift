@@ -18,10 +18,10 @@ extension EventLog {
         public var invalid = 0
         /// Stored, but with a timestamp beyond the clock-skew bound (flagged).
         public var skewed = 0
-        /// Claimed this replica's own origin (this incarnation or a later one) for an event it never wrote:
-        /// refused. Only this replica issues its counters, so such an event is forged (`Protocol/sync.md` 6.6).
-        /// Older incarnations' events are taken back: a replica restored from a backup recovers what it had
-        /// sent before.
+        /// Claimed this replica's current origin (replica and epoch) for an event it never wrote: refused.
+        /// Only this process issues that origin's counters, so such an event is forged (`Protocol/sync.md` 6.6).
+        /// Other incarnations' events are taken back: a replica restored from a backup recovers what it had
+        /// sent before, and a restore always starts a new, random epoch (`EventLog` opening).
         public var forged = 0
         /// Would start one more origin (incarnation) of a replica that already has
         /// `EventLog.maxOriginsPerReplica` in this stream: refused, so no sender can make a stream's version
@@ -55,11 +55,12 @@ extension EventLog {
     ///   transaction): the events are visible at once, so a node can relay them while the disk catches up,
     ///   and the caller must call `syncWAL()` before it acknowledges them. Without it (the default) they are
     ///   on disk when this returns.
-    public func ingest(groups: [[Event]], source: String? = nil, syncLater: Bool) throws(StoreError) -> [IngestReport] {
-        guard syncLater && options.durability == .full else { return try ingest(groups: groups, source: source) }
+    public func ingest(groups: [[Event]], source: String? = nil, syncLater: Bool,
+                       fromDevice: [Bool] = []) throws(StoreError) -> [IngestReport] {
+        guard syncLater && options.durability == .full else { return try ingest(groups: groups, source: source, fromDevice: fromDevice) }
         do { try db.execute("PRAGMA synchronous=NORMAL") } catch { throw StoreError.from(error, path: path) }
         defer { try? db.execute("PRAGMA synchronous=FULL") }
-        return try ingest(groups: groups, source: source)
+        return try ingest(groups: groups, source: source, fromDevice: fromDevice)
     }
 
     /// Syncs the write-ahead log (through SQLite's VFS, as a `synchronous=FULL` commit does): after
@@ -68,7 +69,13 @@ extension EventLog {
         do { try db.syncWAL() } catch { throw StoreError.from(error, path: path) }
     }
 
-    public func ingest(groups: [[Event]], source: String? = nil) throws(StoreError) -> [IngestReport] {
+    ///
+    /// - Parameter fromDevice: per group, whether it came from a device's session (`Protocol/sync.md` 6.6):
+    ///   such a group may start at most `maxOriginsPerReplica` origins of one replica in a stream, and its
+    ///   events raise a stream's ahead floor to at most `HybridClock.deviceMaxAheadMillis` past the wall
+    ///   clock. Groups past its end, and files, are not bounded: the cluster and the user's own files relay
+    ///   whatever exists.
+    public func ingest(groups: [[Event]], source: String? = nil, fromDevice: [Bool] = []) throws(StoreError) -> [IngestReport] {
         do {
             return try db.writeTransaction { () throws -> [IngestReport] in
                 var reports: [IngestReport] = []
@@ -83,7 +90,8 @@ extension EventLog {
                 var head = Head(key: 0, counter: 0, dirty: false)
                 var lastType: String?, lastTypeFits = true   // the type last checked, in this slot
                 var originsStarted: [OriginCountKey: Int] = [:]  // new origins of (stream, replica) in this transaction
-                for events in groups {
+                for (g, events) in groups.enumerated() {
+                    let fromDeviceGroup = g < fromDevice.count && fromDevice[g]
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
                     for e in events {
@@ -112,7 +120,7 @@ extension EventLog {
                             }
                             continue
                         }
-                        if e.id.origin.replica == replica && e.id.origin.epoch >= epoch {
+                        if e.id.origin == origin {
                             report.forged += 1
                             continue
                         }
@@ -120,7 +128,7 @@ extension EventLog {
                             report.gaps += 1
                             continue
                         }
-                        if head.counter == 0 && !head.dirty {
+                        if fromDeviceGroup && head.counter == 0 && !head.dirty {
                             let k = OriginCountKey(stream: head.key, replica: e.id.origin.replica)
                             let held = try originCount(stream: head.key, replica: e.id.origin.replica)
                             guard held + originsStarted[k, default: 0] < EventLog.maxOriginsPerReplica else {
@@ -140,7 +148,11 @@ extension EventLog {
                         let skewed = clock.observe(e.hlc, wallMillis: wall)
                         if skewed {
                             report.skewed += 1
-                            try raiseAheadFloor(e.stream, to: e.hlc)
+                            // A device's write superseding a far-ahead value is let through a little past
+                            // that value (SyncSession.supersedesHeldFloor); it must not lift the floor, or
+                            // each such write would let the next one further.
+                            let cap = HLC(physicalMillis: wall &+ HybridClock.deviceMaxAheadMillis, logical: .max)
+                            try raiseAheadFloor(e.stream, to: fromDeviceGroup && e.hlc > cap ? cap : e.hlc)
                         }
                         if misplaced { report.invalid += 1 }
                         try insert.add(e, stream: head.key, flags: (skewed ? 1 : 0) | (misplaced ? 2 : 0))
@@ -176,10 +188,12 @@ extension EventLog {
     private struct HeadKey: Hashable { let stream: StreamID; let origin: Origin }
     private struct OriginCountKey: Hashable { let stream: Int64; let replica: ReplicaID }
 
-    /// Most origins (incarnations) of one replica a stream takes in. A replica starts a new incarnation only
-    /// after a reboot that followed a possible loss of writes, so a real one stays far below this; a sender
-    /// making up epochs is stopped here.
-    public static let maxOriginsPerReplica = 1024
+    /// Most origins (incarnations) of one replica a stream takes in from a device's session. A replica starts
+    /// a new incarnation at most once per boot, and one shows up in a stream only if it wrote there: a phone
+    /// rebooted every day that writes every day gets here in eleven years; a device making up epochs is
+    /// stopped here. The cluster's sessions are not bounded, so two servers that each took a different
+    /// set from a hostile device still converge.
+    public static let maxOriginsPerReplica = 4096
 
     private func originCount(stream: Int64, replica: ReplicaID) throws -> Int {
         let q = try db.cached("SELECT count(*) FROM heads WHERE stream = ? AND origin = ?")

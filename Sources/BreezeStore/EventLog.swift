@@ -199,12 +199,30 @@ public final class EventLog {
         return try db.writeTransaction {
             let (r, e, b) = try read()
             if e > 0, let bootID, b == bootID { return (r, e) }
-            let next = e + 1
+            let next = try freshEpoch(db, replica: r, current: Int64(e))
             let s = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', ?), ('boot', ?)")
             try s.bind(1, Int64(next))
             if let bootID { try s.bind(2, bootID) } else { try s.bindNull(2) }
             try s.run()
-            return (r, next)
+            return (r, UInt32(next))
+        }
+    }
+
+    /// A new epoch: random (1 to 2^32-1), and none this database already holds events of. Random rather
+    /// than one more than the last, so that a replica restored from a backup made at epoch E, after it had
+    /// already run as E+1, does not take E+1 again: its new events would reuse ids the cluster holds with
+    /// other content, and the cluster's copies would look forged (`Protocol/sync.md` 6.6). A clash with an
+    /// epoch only the cluster holds has odds of 1 in 4 billion per restore.
+    private static func freshEpoch(_ db: Database, replica: ReplicaID, current: Int64) throws -> Int64 {
+        let held = try db.prepare("SELECT 1 FROM heads WHERE origin = ? AND epoch = ? LIMIT 1")
+        var rng = SystemRandomNumberGenerator()
+        while true {
+            let candidate = Int64(UInt32.random(in: 1...UInt32.max, using: &rng))
+            guard candidate != current else { continue }
+            held.reset()
+            try held.bind(1, Int64(bitPattern: replica.rawValue))
+            try held.bind(2, candidate)
+            if try held.first({ _ in true }) == nil { return candidate }
         }
     }
 

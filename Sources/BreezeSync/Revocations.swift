@@ -34,6 +34,9 @@ public struct Revocations: Sendable, Equatable {
         }
         guard c.key == r.signer else { return "the signer's certificate is for another key" }
         guard c.issuer == authority, c.signed(by: authority) else { return "the signer's certificate is not the cluster authority's" }
+        guard r.revokedAtMillis >= c.notBefore && r.revokedAtMillis <= c.notAfter else {
+            return "the signer's certificate was not valid at the revocation's time"
+        }
         return nil
     }
 
@@ -48,6 +51,11 @@ public struct Revocations: Sendable, Equatable {
         return true
     }
 
+    /// True when the cluster authority revoked `key`.
+    private func clusterRevoked(_ key: [UInt8]) -> Bool {
+        revoked[key]?.contains(where: { $0.scope == nil }) == true
+    }
+
     /// The revocation that refuses `chain` (a device certificate, then its signer's if a user authority
     /// signed it), if any: a key of the chain revoked by the cluster authority, or the device's key revoked
     /// by the authority of the device's own user scope.
@@ -56,7 +64,12 @@ public struct Revocations: Sendable, Equatable {
         for (i, c) in chain.enumerated() {
             for entry in revoked[c.key] ?? [] {
                 if entry.scope == nil { return entry.revocation }
-                if i == 0, c.role == .device, entry.scope == c.scope { return entry.revocation }
+                // A user authority the cluster authority revoked signs nothing any more; checked here, not
+                // when the revocation is taken in, so that the outcome does not depend on which of the two
+                // revocations a node read first.
+                if i == 0, c.role == .device, entry.scope == c.scope, !clusterRevoked(entry.revocation.signer) {
+                    return entry.revocation
+                }
             }
         }
         return nil

@@ -52,7 +52,12 @@ public struct SyncSession: Sendable {
         /// it ends the session and nothing of its batch is stored. Cluster peers are trusted with the clock
         /// rule of `HybridClock` (stored, flagged). Default 24 hours: a phone whose clock is a day wrong
         /// is told, with its stamp, rather than believed.
-        public var maxFutureMillis: UInt64 = 24 * 3_600_000
+        public var maxFutureMillis: UInt64 = HybridClock.deviceMaxAheadMillis
+        /// The newest flagged (beyond the skew bound) timestamp this side holds in a stream
+        /// (`EventLog.aheadOfClock(in:)`), or `.zero`. A device's write that supersedes such a value is
+        /// stamped just after it (`HybridClock.tick(wallMillis:after:)`), possibly beyond `maxFutureMillis`:
+        /// it is taken when it is at most `supersedeSlackMillis` after this floor.
+        public var aheadFloor: @Sendable (StreamID) -> HLC = { _ in .zero }
         /// Wall time in milliseconds since the epoch, for `maxFutureMillis` (tests and the node inject theirs).
         public var wallClock: @Sendable () -> UInt64 = SyncSession.systemWallMillis
         /// Largest `vectors` payload sent in one message; larger vectors are split (`sendVectors`). 1 MiB, well
@@ -540,7 +545,7 @@ public struct SyncSession: Sendable {
                 guard e.id.origin.replica == peer else {
                     return fail(.forbidden, "event \(e.id) carries origin \(e.id.origin.replica), not the sending device \(peer): a device sends only its own events; batch refused")
                 }
-                guard e.hlc.physicalMillis <= limit else {
+                guard e.hlc.physicalMillis <= limit || supersedesHeldFloor(e) else {
                     return fail(.forbidden, "event \(e.id) is stamped \(e.hlc.physicalMillis) ms, more than \(config.maxFutureMillis / 3_600_000) h ahead of this side's clock (\(limit &- config.maxFutureMillis) ms); batch refused")
                 }
             }
@@ -548,6 +553,18 @@ public struct SyncSession: Sendable {
         for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
         receivedEvents += events.count
         return [.ingest(batch: batch, events: events)]
+    }
+
+    /// How far after the receiver's ahead floor a device's event beyond `maxFutureMillis` may be stamped:
+    /// one minute of writes after a value from a clock far ahead (65,536 stamps per millisecond).
+    public static let supersedeSlackMillis: UInt64 = 60_000
+
+    /// True when `e`, stamped beyond `maxFutureMillis`, follows a far-ahead value this side holds in its
+    /// stream by at most `supersedeSlackMillis`: the stamp of an honest device's write that supersedes it.
+    /// Such an event does not raise the floor (`EventLog.ingest`, `fromDevice`), so the slack never ratchets.
+    private func supersedesHeldFloor(_ e: Event) -> Bool {
+        let floor = config.aheadFloor(e.stream)
+        return floor != .zero && e.hlc.physicalMillis <= floor.physicalMillis &+ Self.supersedeSlackMillis
     }
 
     /// A frame that could not be decoded: the session ends.
@@ -567,6 +584,7 @@ public struct SyncSession: Sendable {
     public mutating func sendVectors(local: [StreamID: VersionVector]) -> [Action] {
         guard state == .ready, let grants else { return [] }
         lastVectorsSentMillis = config.monotonicClock()
+        resyncPending = false
         let list = local.filter { grants.peerMayWrite($0.key) }.sorted { $0.key < $1.key }
             .map { StreamVector(stream: $0.key, vector: $0.value) }
         var out: [Action] = []
@@ -611,15 +629,28 @@ public struct SyncSession: Sendable {
     public mutating func committed(batch: UInt64, inserted: Int, duplicates: Int, gaps: Int) -> [Action] {
         guard state == .ready else { return [] }
         var out = emit(.ack(batch: batch, inserted: UInt32(clamping: inserted), duplicates: UInt32(clamping: duplicates)))
-        if gaps > 0 && (lastVectorsSentMillis == nil || config.monotonicClock() >= lastVectorsSentMillis! &+ Self.resyncIntervalMillis) {
-            out.append(.resendVectors)
+        if gaps > 0 {
+            resyncPending = true
+            out += resyncIfDue()
         }
         return out
+    }
+
+    /// `.resendVectors` if a resync is pending (gaps were refused) and the interval since the last vectors
+    /// sent has passed. The shell calls it now and then (the node: once a second), so gaps refused within
+    /// `resyncIntervalMillis` of the last vectors still get their resync, once the interval is over.
+    public mutating func resyncIfDue() -> [Action] {
+        guard state == .ready, resyncPending else { return [] }
+        if let last = lastVectorsSentMillis, config.monotonicClock() < last &+ Self.resyncIntervalMillis { return [] }
+        resyncPending = false
+        return [.resendVectors]
     }
 
     /// Least time between two vectors sent on one session.
     public static let resyncIntervalMillis: UInt64 = 10_000
     private var lastVectorsSentMillis: UInt64?
+    /// Gaps were refused since the last vectors sent: a resync is owed (`resyncIfDue`).
+    private var resyncPending = false
     private var lastVectorsAcceptedMillis: UInt64?
     private var lastVectorsAccepted: [StreamID: VersionVector] = [:]
     /// `vectorsPart`s received since the last `vectors`.

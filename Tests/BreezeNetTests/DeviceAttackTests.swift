@@ -104,20 +104,20 @@ struct DeviceAttackTests {
         let c = Cluster()
         _ = c.cli("server", ["init"])
         let server = c.start("server")
-        // The tablet's own replica id with 3,000 made-up epochs: the node takes the first 1,024 and closes.
-        let epochs = (1...3000).map { Self.favourite(Origin(replica: Self.tablet, epoch: UInt32($0)), 1, "e\($0)") }
+        // The tablet's own replica id with 5,000 made-up epochs: the node takes the first 4,096 and closes.
+        let epochs = (1...5000).map { Self.favourite(Origin(replica: Self.tablet, epoch: UInt32($0)), 1, "e\($0)") }
         let closed = Self.attack(server, c, as: Self.tablet, scope: .user("ana"), epochs)
         let stored = SealedWireTests.events(c, "server", streams: Self.anaStreams).count
         #expect(closed && stored <= EventLog.maxOriginsPerReplica, "\(stored) incarnations stored")
-        // A cluster peer relays every origin, but never the receiver's own: its next counter is forged.
+        // A cluster peer relays every origin, but never the receiver's current one: its counters are forged.
         let own = Self.origin(c, "server")
         let before = c.count("server")
         let closed2 = Self.attack(server, c, as: ReplicaID(rawValue: 0xC1A5), scope: .cluster,
-                                  [Self.favourite(own, 1, "999999"), Self.favourite(Origin(replica: own.replica, epoch: own.epoch + 5), 1, "999999")])
+                                  [Self.favourite(own, 1, "999999"), Self.favourite(own, 2, "999999")])
         #expect(closed2 && c.count("server") == before)
         #expect(c.cli("server", ["--user", "ana", "favourite", "add", "mine"]).code == 0)
         #expect(!c.cli("server", ["--user", "ana", "state", "--json"]).out.contains("999999"))
-        print("DEVICE part=origin-bounds epochs_attempted=3000 epochs_stored=\(stored) own_origin_attempted=2 own_origin_stored=\(c.count("server") - before - 1)")
+        print("DEVICE part=origin-bounds epochs_attempted=5000 epochs_stored=\(stored) own_origin_attempted=2 own_origin_stored=\(c.count("server") - before - 1)")
     }
 
     /// 990 bytes of repeated `vectors` made a server send 510 MB in 5 s: each restarted its scan.
@@ -170,7 +170,7 @@ struct RevocationNodeTests {
         let c = Cluster()
         for n in ["server", "server2", "phone", "tablet"] { _ = c.cli(n, ["init"]) }
         let server = c.start("server")
-        c.start("server2", peers: [server])
+        let server2 = c.start("server2", peers: [server])
         c.start("phone", peers: [server], scope: .user("ana"))
         c.start("tablet", peers: [server], scope: .user("ana"))
         #expect(c.cli("tablet", ["--user", "ana", "favourite", "add", "from-tablet"]).code == 0)
@@ -195,6 +195,17 @@ struct RevocationNodeTests {
             #expect(!c.cli(n, ["--user", "ana", "state", "--json"]).out.contains("stolen-edit"), "\(n)")
         }
         #expect(refusals <= 8, "the refused tablet redialled \(refusals) times in 3 s")
+        // The tablet turns to the second server, which had the revocation by sync only: refused there too,
+        // and its stolen edit still reaches nobody.
+        c.stop("tablet")
+        let server2RefusalsBefore = c.logText("server2").components(separatedBy: "was revoked").count
+        c.start("tablet", peers: [server2], scope: .user("ana"))
+        #expect(waitUntil(seconds: 10) { c.logText("server2").components(separatedBy: "was revoked").count > server2RefusalsBefore },
+                "server2 refused the revoked tablet")
+        usleep(1_000_000)
+        for n in ["server", "server2", "phone"] {
+            #expect(!c.cli(n, ["--user", "ana", "state", "--json"]).out.contains("stolen-edit"), "\(n) after the tablet dialled server2")
+        }
         print("DEVICE part=revocation closed_after_s=\(fmt(seconds)) tablet_refusals_in_3s=\(refusals) stolen_edits_stored=0 phone_synced=true")
     }
 }

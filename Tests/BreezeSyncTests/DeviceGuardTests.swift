@@ -73,6 +73,23 @@ struct DeviceGuardTests {
         #expect(Self.ingested(c2.receive(c1.sealed(.events(batch: 1, events: [ahead])))) == [ahead])
     }
 
+    /// An honest device's write that supersedes a value from a clock two days ahead (one the server holds,
+    /// flagged, from the cluster) is stamped just after that value: it must be taken, or the device could
+    /// never sync again; a stamp further past the held value is still refused.
+    @Test func aDevicesWriteJustAfterAFarAheadValueTheServerHoldsIsTaken() {
+        let clock = ManualClock()
+        let floor = HLC(physicalMillis: F.now + 48 * 3_600_000, logical: 3)
+        var server = Self.config(F.server, .cluster, clock: clock)
+        server.aheadFloor = { $0 == .user("ana") ? floor : .zero }
+        for (stream, hlc, taken) in [(StreamID.user("ana"), HLC(rawValue: floor.rawValue + 1), true),
+                                     (.user("ana"), HLC(physicalMillis: floor.physicalMillis + SyncSession.supersedeSlackMillis + 1, logical: 0), false),
+                                     (.health("ana"), HLC(rawValue: floor.rawValue + 1), false)] {
+            var (p, s) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: server)
+            let e = Self.event(stream, F.phone, 1, hlc: hlc)
+            #expect(Self.ingested(s.receive(p.sealed(.events(batch: 1, events: [e])))) == (taken ? [e] : []), "\(stream) \(hlc)")
+        }
+    }
+
     /// 990 bytes of repeated `vectors` made a server rescan and resend its log for each one.
     @Test func repeatedVectorsAreDroppedOrRefusedAndNeverRescanTooSoon() {
         let clock = ManualClock()
@@ -103,9 +120,17 @@ struct DeviceGuardTests {
         let e = Self.event(.user("ana"), F.server, 1)
         _ = c.receive(s.sealed(.events(batch: 1, events: [e])))
         #expect(!c.committed(batch: 1, inserted: 0, duplicates: 0, gaps: 1).contains(.resendVectors), "too soon after the first vectors")
+        #expect(c.resyncIfDue().isEmpty, "still too soon")
+        // The resync is owed, not lost: once the interval has passed, the next look fires it, once.
         clock.advance(SyncSession.resyncIntervalMillis)
+        #expect(c.resyncIfDue() == [.resendVectors])
+        #expect(c.resyncIfDue().isEmpty)
+        _ = c.sendVectors(local: [.user("ana"): VersionVector()])
         _ = c.receive(s.sealed(.events(batch: 2, events: [e])))
-        #expect(c.committed(batch: 2, inserted: 0, duplicates: 0, gaps: 1).contains(.resendVectors))
+        #expect(!c.committed(batch: 2, inserted: 0, duplicates: 0, gaps: 1).contains(.resendVectors), "too soon after the resent vectors")
+        clock.advance(SyncSession.resyncIntervalMillis)
+        _ = c.receive(s.sealed(.events(batch: 3, events: [e])))
+        #expect(c.committed(batch: 3, inserted: 0, duplicates: 0, gaps: 1).contains(.resendVectors))
     }
 
     /// The version-vector frame between two cluster replicas once passed the 4 MiB frame limit, and those
