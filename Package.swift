@@ -67,7 +67,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeStoreTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
         .testTarget(name: "BreezeSyncTests", dependencies: ["BreezeSync", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
-        .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeTestSupport"]),
+        .testTarget(name: "BreezeNetTests", dependencies: ["BreezeNet", "BreezeSync", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeAirQuality", "BreezeTestSupport"]),
         .testTarget(name: "BreezeImportTests", dependencies: ["BreezeImport", "BreezeCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
                     resources: [.copy("Fixtures")]),

@@ -168,7 +168,7 @@ final class ObservationCenter: @unchecked Sendable {
         let cache = ReadCache()
         let watch = WALWatch(databasePath: path)
         let fd = lock.withLock { wakeReadFD }
-        var lastSeq: Int64 = -1
+        var lastSeq: Int64 = -1, lastGeneration: Int64 = 0
         // After a WAL write not yet visible: how many looks so far (nil: not looking).
         var retries: Int?
         while true {
@@ -178,8 +178,12 @@ final class ObservationCenter: @unchecked Sendable {
             }
             if stopped { return }
             let seq = (try? log.lastSeq()) ?? lastSeq
-            let changed = seq != lastSeq
+            // Dropped fact streams (interests that no longer name them) change what screens show without a
+            // new event: their generation counts as a change too.
+            let generation = (try? log.dropGeneration()) ?? lastGeneration
+            let changed = seq != lastSeq || generation != lastGeneration
             lastSeq = seq
+            lastGeneration = generation
             let snapshot = ReplicaSnapshot(log: log, cache: cache, path: path, observing: true)
             var gone: [ObjectIdentifier] = []
             for s in changed ? all : new where !s.evaluate(snapshot) { gone.append(ObjectIdentifier(s)) }

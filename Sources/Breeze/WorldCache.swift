@@ -14,6 +14,8 @@ import BreezeStore
 /// Used with one `EventLog` by one thread at a time, as `ReadCache` is.
 final class WorldCache {
     private var seq: Int64 = -1
+    /// `EventLog.dropGeneration` when this was filled: dropped fact streams forget everything.
+    private var dropGeneration: Int64 = 0
     private var sensorList: [SensorRegistration]?
     private var grid: SensorGrid?
     private var perSensor: [SensorKey: SensorEntry] = [:]
@@ -48,7 +50,9 @@ final class WorldCache {
     /// Forgets what the events after the last refresh touched, up to what the projection covers (`covered`:
     /// its checkpoint, or further when the events after it hold no fact).
     func refresh(_ log: EventLog, covered: Int64) throws {
-        if seq < 0 || covered < seq || covered - seq > WorldCache.scanLimit {
+        let generation = try log.dropGeneration()
+        if seq < 0 || covered < seq || covered - seq > WorldCache.scanLimit || generation != dropGeneration {
+            dropGeneration = generation
             sensorList = nil
             grid = nil
             perSensor.removeAll()

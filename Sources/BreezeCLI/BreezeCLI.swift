@@ -174,6 +174,7 @@ public enum BreezeCLI {
         Command(name: "inspect", help: InspectCommand.usage, run: InspectCommand.run),
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
+        Command(name: "interest", help: InterestCommand.usage, run: InterestCommand.run),
         Command(name: "key", help: KeyCommand.usage, run: KeyCommand.run),
         Command(name: "authority", help: AuthorityCommand.usage, run: AuthorityCommand.run),
         Command(name: "enrol", help: EnrolCommand.usage, run: EnrolCommand.run),

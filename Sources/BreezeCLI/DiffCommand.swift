@@ -39,8 +39,11 @@ enum DiffCommand {
         var stateA: String?
         var stateB: String?
         var divergence: ReplayDivergence?
+        /// "A" or "B": a fact stream only the other holds, which this side's interests do not name (it holds
+        /// part of the facts by design, `Protocol/sync.md` 6.7): not a difference.
+        var outsideInterestsOf: String?
         var sameEvents: Bool { onlyA == 0 && onlyB == 0 && conflicts.isEmpty }
-        var differs: Bool { !sameEvents || divergence != nil || stateA != stateB }
+        var differs: Bool { outsideInterestsOf == nil && (!sameEvents || divergence != nil || stateA != stateB) }
     }
 
     /// One database's stored projection against a fresh replay.
@@ -88,9 +91,17 @@ enum DiffCommand {
             let all = Array(Set(try A.streams() + B.streams())).sorted()
             let names = only.map { [$0] } ?? all
             var reports: [StreamReport] = []
+            // A replica with interests holds only the fact streams they name (and its subscription can name
+            // streams the other side lacks): a fact stream one side does not hold at all is outside its interests.
+            let partialA = !(try A.interests().isEmpty), partialB = !(try B.interests().isEmpty)
             for s in names {
                 progress("comparing \(s)")
-                reports.append(try compare(s, A, B, limit: limit, progress: progress))
+                var r = try compare(s, A, B, limit: limit, progress: progress)
+                if s.isFactPartition {
+                    if partialA && r.vectorA.counters.isEmpty && !r.vectorB.counters.isEmpty { r.outsideInterestsOf = "A" }
+                    if partialB && r.vectorB.counters.isEmpty && !r.vectorA.counters.isEmpty { r.outsideInterestsOf = "B" }
+                }
+                reports.append(r)
             }
             var projections: [ProjectionReport] = []
             if !(only?.isUser ?? false) {
@@ -102,7 +113,9 @@ enum DiffCommand {
             progress("")
             return (reports, projections)
         } }
-        let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents }
+        // Projections of a partial replica hold part of the facts: their digests are compared only when
+        // both hold the same facts.
+        let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents && $0.outsideInterestsOf == nil }
         let crossDigest = projections.count == 2 && factsSame && projections[0].stored != nil && projections[1].stored != nil
             && projections[0].stored != projections[1].stored
         let differs = streams.contains { $0.differs } || projections.contains { $0.bad } || crossDigest
@@ -224,7 +237,14 @@ enum DiffCommand {
 
     static func text(_ streams: [StreamReport], _ projections: [ProjectionReport], _ paths: [String], crossDigest: Bool) -> [String] {
         var out = ["A = \(paths[0])", "B = \(paths[1])"]
-        for r in streams {
+        for side in ["A", "B"] {
+            let outside = streams.filter { $0.outsideInterestsOf == side }
+            guard !outside.isEmpty else { continue }
+            let events = outside.reduce(UInt64(0)) { $0 + (side == "A" ? $1.vectorB : $1.vectorA).total }
+            out.append("")
+            out.append("\(outside.count) fact stream(s) (\(events) events) held only by \(side == "A" ? "B" : "A"): outside \(side)'s interests, which hold part of the facts by design (not a difference)")
+        }
+        for r in streams where r.outsideInterestsOf == nil {
             out.append("")
             out.append("stream \(r.stream): \(r.differs ? "DIFFERENT" : "same events, same state")")
             out.append("  " + pad("origin", 24) + pad("A", 12) + "B")
@@ -281,7 +301,7 @@ enum DiffCommand {
         func since(_ xs: [(seq: Int64, event: Event)]) -> JSONValue {
             .array(xs.map { .object([("seq", .int($0.seq)), ("id", .string($0.event.id.description)), ("type", .string($0.event.type))]) })
         }
-        let s: [JSONValue] = streams.map { r in
+        let s: [JSONValue] = streams.filter { $0.outsideInterestsOf == nil }.map { r in
             var pairs: [(String, JSONValue)] = [
                 ("stream", .string(r.stream.description)), ("same", .bool(!r.differs)),
                 ("vectorA", vv(r.vectorA)), ("vectorB", vv(r.vectorB)),
@@ -302,7 +322,9 @@ enum DiffCommand {
                      ("determinismBug", .bool(p.bad)), ("note", p.note.map(JSONValue.string) ?? .null)])
         }
         return .object([("a", .string(paths[0])), ("b", .string(paths[1])), ("same", .bool(!differs)),
-                        ("streams", .array(s)), ("projections", .array(p)), ("storedProjectionsDiffer", .bool(crossDigest))])
+                        ("streams", .array(s)), ("projections", .array(p)), ("storedProjectionsDiffer", .bool(crossDigest)),
+                        ("outsideInterestsOfA", .array(streams.filter { $0.outsideInterestsOf == "A" }.map { .string($0.stream.description) })),
+                        ("outsideInterestsOfB", .array(streams.filter { $0.outsideInterestsOf == "B" }.map { .string($0.stream.description) }))])
     }
 }
 

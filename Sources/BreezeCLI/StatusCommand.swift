@@ -1,3 +1,4 @@
+import Breeze
 import BreezeCore
 import BreezeStore
 
@@ -8,10 +9,12 @@ enum StatusCommand {
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         _ = try Arguments(args, usage: usage).expect([])
-        let (local, peers, node, replica, now) = try ctx.withLog { log in
+        let (local, peers, node, replica, now, interests, held) = try ctx.withLog { log in
             let p = try log.peerStatuses()
-            return (try log.versionVectors(), p.peers, p.node, log.replica, SystemClock.nowMillis())
+            return (try log.versionVectors(), p.peers, p.node, log.replica, SystemClock.nowMillis(),
+                    try log.interests(), try log.heldFactStreams())
         }
+        let streams = try ctx.withLog { log in try InterestResolver().subscription(log, user: ctx.user) }
         let running = node?.isRunning(now: now) ?? false
         if ctx.json {
             ctx.console.out(JSONValue.object([
@@ -20,6 +23,9 @@ enum StatusCommand {
                                                   ("listen", .string(n.listen)),
                                                   ("heartbeat", .string(ISOTime.format(millis: Int64(n.heartbeatMillis))))]) } ?? .null),
                 ("vectors", vectorsJSON(local)),
+                ("interests", .array(interests.map { .string($0.description) })),
+                ("subscribedStreams", streams.map { .int(Int64($0.count)) } ?? .null),
+                ("heldFactStreams", .int(Int64(held.count))),
                 ("peers", .array(peers.map { p in
                     .object([("address", .string(p.address)), ("direction", .string(p.direction)),
                              ("connected", .bool(p.connected && running)), ("replica", .string(p.replica)),
@@ -42,7 +48,9 @@ enum StatusCommand {
         } else {
             c.out("node    never ran on this database")
         }
-        for s in local.keys.sorted() { c.out("local   \(pad(s.description, 14)) \(local[s]!.total) events  \(local[s]!)") }
+        for line in vectorLines(local) { c.out("local   " + line) }
+        c.out(InterestCommand.summary(interests: interests, streams: streams, held: held))
+        for i in interests { c.out("        interest \(i)") }
         if peers.isEmpty { c.out("peers   (none)") }
         for p in peers {
             let state = p.connected && running ? "connected" : "disconnected"
@@ -50,9 +58,28 @@ enum StatusCommand {
             c.out("peer    \(p.address) (\(p.direction)) \(state), \(contact), replica \(p.replica ?? "?"), scope \(p.scope ?? "?")")
             let behind = lacking(p.vectors, local), ahead = lacking(local, p.vectors)
             c.out("        peer lacks \(behind) of our events; has \(ahead) we lack (as last known); sent \(p.sent), received \(p.received)")
-            for s in p.vectors.keys.sorted() { c.out("        \(pad(s.description, 14)) \(p.vectors[s]!)") }
+            for line in vectorLines(p.vectors) { c.out("        " + line) }
             if let note = p.note { c.out("        note: \(note)") }
         }
+    }
+
+    /// One line per stream, except the fact streams (thousands in a city), which are summed up per kind.
+    static func vectorLines(_ v: [StreamID: VersionVector]) -> [String] {
+        var out: [String] = []
+        var kinds: [String: (streams: Int, events: UInt64)] = [:]
+        for s in v.keys.sorted() {
+            if s.isFactPartition {
+                let kind = String(s.description.prefix { $0 != ":" })
+                kinds[kind, default: (0, 0)].streams += 1
+                kinds[kind]!.events += v[s]!.total
+            } else {
+                out.append("\(pad(s.description, 14)) \(v[s]!.total) events  \(v[s]!)")
+            }
+        }
+        for k in kinds.keys.sorted() {
+            out.append("\(pad(k + ":*", 14)) \(kinds[k]!.events) events in \(kinds[k]!.streams) streams")
+        }
+        return out
     }
 
     /// Events in `have` that `peer` lacks, over all streams.

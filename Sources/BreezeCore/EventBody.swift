@@ -37,7 +37,10 @@ public enum EventBody: Hashable, Sendable {
     case unknown(type: String, version: UInt16, payload: [UInt8])
 
     /// Which kind of stream a type belongs in.
-    public enum StreamKind: Sendable, Equatable { case user, `public`, health, any }
+    ///
+    /// `public` types go in `public`; those with a partition (`EventBody.partition`) may also go in their
+    /// kind of fact stream: readings in `sensor:`, forecasts in `pollen:`, temperatures in `climate:`.
+    public enum StreamKind: Sendable, Equatable { case user, `public`, health, any, sensorFacts, pollenFacts, climateFacts }
 
     /// Every type name this build knows, with its current schema version.
     public static let knownTypes: [String: UInt16] = [
@@ -81,7 +84,8 @@ public enum EventBody: Hashable, Sendable {
         "alert.set": .user, "unit.set": .user, "source.enable": .user, "source.disable": .user,
         "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "alert.delivered": .user,
         "sensor.register": .public,
-        "reading": .public, "reading.block": .public, "pollen.forecast": .public, "temperature.daily": .public, "biomarker.reading": .health,
+        "reading": .sensorFacts, "reading.block": .sensorFacts, "pollen.forecast": .pollenFacts,
+        "temperature.daily": .climateFacts, "biomarker.reading": .health,
         "device.revoke": .public,
     ]
 
@@ -90,6 +94,8 @@ public enum EventBody: Hashable, Sendable {
     public static func type(_ type: String, belongsIn stream: StreamID) -> Bool {
         switch (kinds[type] ?? .any, stream) {
         case (.any, _), (.user, .user), (.public, .public), (.health, .health): return true
+        case (.sensorFacts, .public), (.sensorFacts, .sensor), (.pollenFacts, .public), (.pollenFacts, .pollen),
+             (.climateFacts, .public), (.climateFacts, .climate): return true
         default: return false
         }
     }

@@ -1,20 +1,51 @@
 /// A partition of the log. Replication and access control work per stream, and each stream has its own
-/// version vector.
+/// version vector, so a replica that holds a stream holds all of it (`Protocol/sync.md` 6.7).
 ///
-/// - `public`: facts everybody may read: sensors, readings, pollen forecasts, daily temperatures.
+/// - `public`: facts everybody may read that every replica holds: sensor registrations (the directory a
+///   device's interests are resolved against), revocations, and facts written before facts had streams of
+///   their own.
+/// - `sensor:<key>`: one sensor's readings (`StreamID.sensor(source:sensor:)`).
+/// - `pollen:<cell>`: the pollen forecasts of one cell of 0.1 by 0.1 degrees (`StreamID.pollen(latitude:longitude:)`).
+/// - `climate:<key>`: one station's daily temperatures (`StreamID.climate(station:)`).
 /// - `user:<id>`: one person's settings (favourites, alerts, unit, sources, targets).
 /// - `health:<id>`: one person's biomarker readings.
+///
+/// `public` and the fact streams are the *shared* streams: the cluster writes them and every user may read
+/// them. A device that declared interests holds `public` and only the fact streams they name.
 public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
     case `public`
     case user(String)
     case health(String)
+    case sensor(String)
+    case pollen(String)
+    case climate(String)
 
-    /// The text form: `public`, `user:<id>` or `health:<id>`.
+    /// The text form: `public`, `user:<id>`, `health:<id>`, `sensor:<key>`, `pollen:<cell>` or `climate:<key>`.
     public var description: String {
         switch self {
         case .public: return "public"
         case .user(let id): return "user:\(id)"
         case .health(let id): return "health:\(id)"
+        case .sensor(let k): return "sensor:\(k)"
+        case .pollen(let k): return "pollen:\(k)"
+        case .climate(let k): return "climate:\(k)"
+        }
+    }
+
+    /// True for `public` and the fact streams (`sensor:`, `pollen:`, `climate:`): written by the cluster,
+    /// readable by every user.
+    public var isShared: Bool {
+        switch self {
+        case .public, .sensor, .pollen, .climate: return true
+        case .user, .health: return false
+        }
+    }
+
+    /// True for the fact streams, the ones a device's interests choose among.
+    public var isFactPartition: Bool {
+        switch self {
+        case .sensor, .pollen, .climate: return true
+        case .public, .user, .health: return false
         }
     }
 
@@ -27,6 +58,9 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         switch kind {
         case "user": self = .user(id)
         case "health": self = .health(id)
+        case "sensor": self = .sensor(id)
+        case "pollen": self = .pollen(id)
+        case "climate": self = .climate(id)
         default: throw StreamError.unknownKind(text)
         }
     }
@@ -37,6 +71,9 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         case .public: return 6
         case .user(let id): return 5 + id.utf8.count
         case .health(let id): return 7 + id.utf8.count
+        case .sensor(let k): return 7 + k.utf8.count
+        case .pollen(let k): return 7 + k.utf8.count
+        case .climate(let k): return 8 + k.utf8.count
         }
     }
 
@@ -53,6 +90,10 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
             c.varint(UInt64(nameLength))
             c.utf8("health:")
             c.utf8(id)
+        case .sensor(let k), .pollen(let k), .climate(let k):
+            c.varint(UInt64(nameLength))
+            c.utf8(kindPrefix)
+            c.utf8(k)
         }
     }
 
@@ -75,6 +116,9 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         if b.count == 6 && hasPrefix("public") { self = .public; return }
         if hasPrefix("user:") { self = .user(try id(after: 5)); return }
         if hasPrefix("health:") { self = .health(try id(after: 7)); return }
+        if hasPrefix("sensor:") { self = .sensor(try id(after: 7)); return }
+        if hasPrefix("pollen:") { self = .pollen(try id(after: 7)); return }
+        if hasPrefix("climate:") { self = .climate(try id(after: 8)); return }
         try self.init(parsing: String(decoding: b, as: UTF8.self))   // refused with the same error
     }
 
@@ -89,11 +133,21 @@ public enum StreamID: Hashable, Comparable, Sendable, CustomStringConvertible {
         guard ok else { throw StreamError.badUserID(id) }
     }
 
-    /// The user the stream belongs to, nil for `public`.
+    /// The user the stream belongs to, nil for the shared streams.
     public var userID: String? {
         switch self {
-        case .public: return nil
+        case .public, .sensor, .pollen, .climate: return nil
         case .user(let id), .health(let id): return id
+        }
+    }
+
+    /// `sensor:`, `pollen:` or `climate:` (the fact streams' prefixes), `""` otherwise.
+    private var kindPrefix: String {
+        switch self {
+        case .sensor: return "sensor:"
+        case .pollen: return "pollen:"
+        case .climate: return "climate:"
+        case .public, .user, .health: return ""
         }
     }
 
@@ -108,7 +162,7 @@ public enum StreamError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownKind(let s):
-            return "stream '\(s)' is not 'public', 'user:<id>' or 'health:<id>'"
+            return "stream '\(s)' is not 'public', 'user:<id>', 'health:<id>', 'sensor:<key>', 'pollen:<cell>' or 'climate:<key>'"
         case .badUserID(let s):
             return "user id '\(s)' must be 1-64 characters from A-Z a-z 0-9 . _ -"
         }

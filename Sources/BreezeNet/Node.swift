@@ -53,6 +53,9 @@ final class Node {
     private var revocations: Revocations
     private var revocationsSeq: Int64 = 0
     private let floors: AheadFloors
+    /// This replica's interests, resolved (sync.md 6.7): the fact streams it subscribes to, nil for all.
+    private let interests = InterestResolver()
+    private var subscription: Set<StreamID>?
     private var stopping = false
     private var handles: [UnsafeMutablePointer<uv_handle_t>] = []
     /// The stop and signal handles, closed last.
@@ -138,6 +141,7 @@ final class Node {
         uv_timer_init(loop, tick); tick.pointee.data = me
         handles = [raw(check), raw(idle), raw(poll), raw(tick)]
         refreshRevocations()
+        refreshSubscription()
         uv_check_start(check) { h in Node.from(h).afterPoll() }
         uv_timer_start(poll, { h in Node.from(h).pollDatabase() }, config.pollMillis, config.pollMillis)
         uv_timer_start(tick, { h in Node.from(h).onTick() }, 100, 100)
@@ -431,6 +435,7 @@ final class Node {
                 readyPeers[ObjectIdentifier(peer)] = peer
                 peer.conn.decoder.maxLength = Frame.maxLength
                 peer.readyMillis = now()
+                perform(peer, peer.session.subscribe(subscription))
                 sendVectors(peer)
                 statusChanged = true
             case .ingest(let batch, let events):
@@ -509,6 +514,7 @@ final class Node {
                 let inserted = reports.reduce(0) { $0 + $1.inserted }
                 if inserted > 0 {
                     refreshRevocations()
+                    refreshSubscription()
                     if !stopping { pump() }
                     try log.syncWAL()
                     config.onCommit?(inserted)
@@ -565,11 +571,59 @@ final class Node {
         }
     }
 
+    /// Resolves this replica's interests again (sync.md 6.7: a favourite starred, a sensor registered in a
+    /// circle, `breeze interest add` by another process) and, when they name other streams, drops the fact
+    /// streams no longer named and tells every peer. Cheap when nothing changed: the interests are one row,
+    /// registrations are read only when new ones arrived.
+    private func refreshSubscription() {
+        let user: String?
+        if case .user(let id) = config.credentials.scope { user = id } else { user = nil }
+        let next: Set<StreamID>?
+        do { next = try interests.subscription(log, user: user) } catch {
+            config.log("resolving this replica's interests failed: \(error)")
+            return
+        }
+        guard next != subscription else { return }
+        subscription = next
+        if let next {
+            do {
+                let unwanted = try log.heldFactStreams().filter { !next.contains($0) }
+                if !unwanted.isEmpty {
+                    let n = try log.dropFactStreams(unwanted)
+                    config.log("interests: \(next.count) streams wanted; dropped \(unwanted.count) no longer wanted (\(n) events)")
+                    config.onCommit?(0)
+                } else {
+                    config.log("interests: \(next.count) streams wanted")
+                }
+            } catch {
+                config.log("dropping the streams the interests no longer name failed: \(error)")
+            }
+        } else {
+            config.log("interests: none, every stream wanted")
+        }
+        for peer in readyPeers.values { perform(peer, peer.session.subscribe(next)) }
+    }
+
     /// Lets every session with room in its window read the log and send.
     private func pump() {
         var more = false
         for peer in readyPeers.values {
             var rounds = 0
+            // Streams the peer subscribed to after its scan began: read by stream first (sync.md 6.7).
+            while peer.session.wantsEvents, let s = peer.session.catchingUp.min(),
+                  peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
+                let rows: [Event]
+                do { rows = try log.streamEvents(s, beyond: peer.session.peerVectors[s] ?? VersionVector(), limit: peer.session.readLimit) } catch {
+                    config.log("reading stream \(s) failed: \(error)")
+                    perform(peer, peer.session.storageFailed("reading stream \(s) failed"))
+                    break
+                }
+                let actions = rows.isEmpty ? [] : peer.session.offer(stream: s, rows)
+                if actions.isEmpty { peer.session.caughtUp(s); continue }
+                perform(peer, actions)
+                rounds += 1
+            }
+            if rounds == 4 && peer.session.wantsEvents { more = true }
             while peer.session.wantsEvents && peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
                 let limit = peer.session.readLimit
                 let rows: [EventLog.Entry]
@@ -609,6 +663,7 @@ final class Node {
     /// `NodeHandle.wake()`: this process committed events (through another connection), so scan now.
     func localCommit() {
         guard !stopping else { return }
+        refreshSubscription()
         pump()
     }
 
@@ -618,6 +673,7 @@ final class Node {
         if v != lastDataVersion {
             lastDataVersion = v
             refreshRevocations()
+            refreshSubscription()
             pump()
         }
     }

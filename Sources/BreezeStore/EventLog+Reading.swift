@@ -22,7 +22,11 @@ extension EventLog {
     /// Version vectors of every stream held.
     public func versionVectors() throws(StoreError) -> [StreamID: VersionVector] {
         var out: [StreamID: VersionVector] = [:]
-        for s in try streams() { out[s] = try versionVector(of: s) }
+        // A stream with nothing held (dropped, `dropFactStreams`) is left out: absent and empty mean the same.
+        for s in try streams() {
+            let v = try versionVector(of: s)
+            if !v.counters.isEmpty { out[s] = v }
+        }
         return out
     }
 

@@ -36,10 +36,15 @@ extension EventLog {
     ///
     /// A registration that leaves a field empty (an air-quality archive names a site but not its time zone)
     /// keeps the value held for that field: it updates only what it says.
-    public func appendFacts(_ items: [(StreamID, EventBody)]) throws(StoreError) -> FactAppendReport {
-        for (stream, body) in items where !EventBody.factTypes.contains(body.type) || !body.belongs(in: stream) {
+    ///
+    /// A fact given for `public` that has a partition (`EventBody.partition`: readings, pollen forecasts,
+    /// daily temperatures) is written to its fact stream instead (`Protocol/sync.md` 6.7), so that a device can
+    /// choose which of them it holds; registrations stay in `public`.
+    public func appendFacts(_ given: [(StreamID, EventBody)]) throws(StoreError) -> FactAppendReport {
+        for (stream, body) in given where !EventBody.factTypes.contains(body.type) || !body.belongs(in: stream) {
             throw StoreError(.invalidAppend, "event type '\(body.type)' is not a fact for stream '\(stream)'")
         }
+        let items = given.map { (stream, body) in (stream == .public ? body.partition ?? stream : stream, body) }
         try catchUpProjection()   // outside the write lock: the first one after an upgrade may rebuild
         var report = FactAppendReport()
         report.outcomes.reserveCapacity(items.count)

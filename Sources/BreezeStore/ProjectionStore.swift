@@ -70,6 +70,9 @@ extension EventLog {
         do {
             let startedStale = (try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0)
                 != EventLog.projectionVersion
+            // Streams dropped while this rebuild reads (`dropFactStreams`, by any connection) make its tables
+            // wrong: it starts over rather than swap them in.
+            let generation = try dropGeneration()
             try db.writeTransaction { try db.execute(Schema.projectionDDL(suffix: suffix)) }
             // The shadow tables are derived and private until the swap: their chunks commit without an fsync
             // each (WAL with synchronous=NORMAL still never corrupts the file; a crash only loses shadow rows, and
@@ -97,13 +100,17 @@ extension EventLog {
                 progress(total)
             }
             if synchronous > 1 { try db.execute("PRAGMA synchronous = \(synchronous)") }
-            try db.writeTransaction {
-                if try shadowTablesGone() { return }
+            let outdated = try db.writeTransaction { () throws -> Bool in
+                if try shadowTablesGone() { return false }
+                if try dropGeneration() != generation {
+                    for t in EventLog.projectionTables { try db.execute("DROP TABLE \(t)\(suffix)") }
+                    return true
+                }
                 let version = try db.cached("SELECT value FROM meta WHERE key = 'proj_version'").first { $0.int(0) } ?? 0
                 if startedStale && version == EventLog.projectionVersion {
                     // Another process finished the rebuild this one was started for: keep its tables.
                     for t in EventLog.projectionTables { try db.execute("DROP TABLE \(t)\(suffix)") }
-                    return
+                    return false
                 }
                 // Events appended while the rebuild ran are applied under the lock, then the tables swap.
                 while true {
@@ -122,7 +129,9 @@ extension EventLog {
                 for name in orphans { try db.execute("DROP TABLE \"\(name)\"") }
                 try setMeta("proj_seq", after)
                 try setMeta("proj_version", EventLog.projectionVersion)
+                return false
             }
+            if outdated { return try rebuildProjection(progress: progress) }
             return total
         } catch {
             for t in EventLog.projectionTables { try? db.execute("DROP TABLE IF EXISTS \(t)\(suffix)") }
@@ -180,8 +189,10 @@ extension EventLog {
         func apply(_ e: Event) throws {
             // Readings, nearly every event, take the fast path: payload straight to a bucket group.
             if let r = EventBody.readingValues(of: e, into: &scratch) {
-                // A reading belongs in `public` (`EventBody.type(_:belongsIn:)`), checked without its table look-up.
-                guard case .public = e.stream, !scratch.isEmpty else { return }
+                // A reading belongs in `public` or a `sensor:` stream (`EventBody.type(_:belongsIn:)`), checked
+                // without its table look-up.
+                guard !scratch.isEmpty else { return }
+                switch e.stream { case .public, .sensor: break; default: return }
                 pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: ReadingBucket.Pending()]
                     .add(time: r.time, stamp: e.stamp, values: scratch)
                 return

@@ -64,6 +64,11 @@ public enum Message: Equatable, Sendable {
     /// A leading part of the next `vectors`, when all of them would not fit in one frame (`Protocol/sync.md`
     /// 6.1): the receiver keeps the parts and takes them, with the `vectors` that ends them, as one.
     case vectorsPart([StreamVector])
+    /// The fact streams the sender wants (`Protocol/sync.md` 6.7), sorted: the receiver offers it only these
+    /// of the fact streams (`sensor:`, `pollen:`, `climate:`) and every other stream it may read; nil: every
+    /// fact stream (the default of a session). A device with interests sends it before its first `vectors`,
+    /// and again when they change.
+    case subscribe([StreamID]?)
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])
     /// A batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check, then event
@@ -91,6 +96,7 @@ public enum Message: Equatable, Sendable {
         case .sealed: return 0x30
         case .vectors: return 0x10
         case .vectorsPart: return 0x15
+        case .subscribe: return 0x16
         case .events: return 0x11
         case .ack: return 0x12
         case .packed: return 0x13
@@ -100,6 +106,9 @@ public enum Message: Equatable, Sendable {
         case .error: return 0x7F
         }
     }
+
+    /// Most streams one `subscribe` lists (`Protocol/sync.md` 6.7).
+    public static let maxSubscribedStreams = 65_536
 
     /// Version 1 and 2 nonces and X25519 keys are 32 bytes.
     public static let nonceLength = 32
@@ -111,7 +120,7 @@ public enum Message: Equatable, Sendable {
     /// True for the types that travel inside `sealed` frames after the handshake (section 2.1).
     static func isSealable(_ type: UInt8) -> Bool {
         switch type {
-        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x20, 0x21, 0x7F: return true
+        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x20, 0x21, 0x7F: return true
         default: return false
         }
     }
@@ -127,6 +136,13 @@ public enum Message: Equatable, Sendable {
             var dict: [StreamID: VersionVector] = [:]
             for sv in list { dict[sv.stream] = sv.vector }
             StreamVectors.encode(dict, into: &w)
+        case .subscribe(let list):
+            if let list {
+                w.u8(1)
+                w.array(list.sorted()) { w, s in w.string(s.description) }
+            } else {
+                w.u8(0)
+            }
         case .events(let batch, let events):
             w.varint(batch)
             w.array(events) { w, e in w.blob(e.encoded) }
@@ -170,6 +186,27 @@ public enum Message: Equatable, Sendable {
             guard Set(list.map(\.0)).count == list.count else { throw DecodingError.malformed("a stream listed twice") }
             let sorted = list.map { StreamVector(stream: $0.0, vector: $0.1) }.sorted { $0.stream < $1.stream }
             m = type == 0x10 ? .vectors(sorted) : .vectorsPart(sorted)
+        case 0x16:
+            switch try r.u8() {
+            case 0: m = .subscribe(nil)
+            case 1:
+                let count = try r.varint()
+                guard count <= UInt64(maxSubscribedStreams) else {
+                    throw DecodingError.malformed("subscribe lists \(count) streams, more than \(maxSubscribedStreams)")
+                }
+                var list: [StreamID] = []
+                list.reserveCapacity(Int(count))
+                for _ in 0..<count {
+                    let name = try r.string()
+                    guard let s = try? StreamID(parsing: name), s.isFactPartition else {
+                        throw DecodingError.malformed("subscribe names '\(name)', which is not a fact stream")
+                    }
+                    if let last = list.last, !(last < s) { throw DecodingError.malformed("subscribe streams not sorted or repeated at '\(name)'") }
+                    list.append(s)
+                }
+                m = .subscribe(list)
+            case let mode: throw DecodingError.malformed("subscribe mode \(mode)")
+            }
         case 0x11:
             let batch = try r.varint()
             m = .events(batch: batch, events: try r.array { (r: inout ByteReader) throws(DecodingError) in

@@ -1,7 +1,8 @@
 public import BreezeCore
 
 /// What a replica may sync, fixed by its certificate (`Certificate.scope`): `cluster` grants every stream;
-/// `user:<id>` grants read and write on `user:<id>` and `health:<id>` and read-only on `public`.
+/// `user:<id>` grants read and write on `user:<id>` and `health:<id>` and read-only on the shared streams
+/// (`public` and the fact streams, `StreamID.isShared`).
 public enum Scope: Hashable, Sendable, CustomStringConvertible {
     case cluster
     case user(String)
@@ -55,7 +56,7 @@ public struct Grants: Sendable, Equatable {
         switch scope {
         case .cluster: return true
         case .user(let id):
-            if s == .public { return localIsCluster }
+            if s.isShared { return localIsCluster }
             return s.userID == id
         }
     }
@@ -65,7 +66,7 @@ public struct Grants: Sendable, Equatable {
         switch scope {
         case .cluster: return true
         case .user(let id):
-            if s == .public { return peerIsCluster }
+            if s.isShared { return peerIsCluster }
             return s.userID == id
         }
     }

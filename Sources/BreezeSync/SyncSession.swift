@@ -137,6 +137,14 @@ public struct SyncSession: Sendable {
     public private(set) var handshakeHash: [UInt8]?
     /// What the peer holds, as far as this side knows (its vectors, plus what was sent to or received from it).
     public private(set) var peerVectors: [StreamID: VersionVector] = [:]
+    /// The fact streams the peer subscribed to (`subscribe`, `Protocol/sync.md` 6.7); nil: all of them.
+    public private(set) var peerSubscription: Set<StreamID>?
+    /// Fact streams the peer subscribed to after the scan for it had begun: the shell reads each by stream
+    /// (`offer(stream:_:)`) until it has nothing more (`caughtUp(_:)`), and the scan in log order skips them
+    /// meanwhile, so each origin's events still reach the peer in counter order.
+    public private(set) var catchingUp: Set<StreamID> = []
+    /// What this side last subscribed to (`subscribe(_:)`); nil: everything.
+    public private(set) var localSubscription: Set<StreamID>?
     /// The local log position (sequence number) up to which events were considered for this peer.
     public private(set) var cursor: Int64 = 0
     /// Events sent and received on this session.
@@ -487,6 +495,25 @@ public struct SyncSession: Sendable {
             vectorsReceived = true
             cursor = 0
             return [.rescan]
+        case .subscribe(let list):
+            // Section 6.7: from now on only these fact streams are offered. Streams added after the scan for
+            // this peer began are read by stream; removed ones are no longer offered.
+            for st in list ?? [] where !grants!.peerMayRead(st) {
+                return fail(.forbidden, "no grant to read stream \(st) in scope \(grants!.scope)")
+            }
+            let old = peerSubscription
+            let new = list.map(Set.init)
+            peerSubscription = new
+            guard vectorsReceived else { return [] }   // the first scan has not begun: it applies the filter
+            guard let new else {
+                // Every fact stream wanted again: scan the whole log (what the peer holds is skipped).
+                catchingUp = []
+                if old != nil { cursor = 0; return [.rescan] }
+                return []
+            }
+            catchingUp.formIntersection(new)
+            if let old { catchingUp.formUnion(new.subtracting(old)) }
+            return catchingUp.isEmpty ? [] : [.rescan]
         case .events(let batch, let events):
             // The channel itself refuses a frame lost, repeated or reordered; the batch number is checked too,
             // so a sender's bug cannot make two batches share one acknowledgement.
@@ -676,31 +703,13 @@ public struct SyncSession: Sendable {
         var batch: [Event] = []
         var bytes = 0
         var taken = cursor
-        func flush() {
-            guard !batch.isEmpty else { return }
-            let id = nextBatch
-            nextBatch += 1
-            inFlight[id] = batch.count
-            sentEvents += batch.count
-            // The batch travels packed; one that cannot be packed (limits) travels self-describing.
-            if let messages = packer.encode(batch: id, events: batch) {
-                for m in messages { out += emit(m) }
-            } else {
-                out += emit(.events(batch: id, events: batch))
-            }
-            batch = []
-            bytes = 0
-        }
-        // A device sends only its own events (section 6.6): others' it holds reach the peer through the cluster.
-        let onlyOwn = !grants.localIsCluster
         for (seq, e) in entries {
-            guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false),
-                  !onlyOwn || e.id.origin.replica == config.replica else {
+            guard sends(e, grants), !catchingUp.contains(e.stream) else {
                 taken = seq
                 continue
             }
             if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes {
-                flush()
+                flush(&batch, &bytes, into: &out)
                 if inFlight.count >= config.window { break }
             }
             peerVectors[e.stream, default: VersionVector()].advance(to: e.id)
@@ -708,9 +717,73 @@ public struct SyncSession: Sendable {
             bytes += e.encoded.count
             taken = seq
         }
-        flush()
+        flush(&batch, &bytes, into: &out)
         cursor = max(cursor, taken == cursor && entries.isEmpty ? scannedTo : taken)
         return out
+    }
+
+    /// Events of one stream in `catchingUp`, read by stream (each origin's in counter order, after what the
+    /// peer holds: `EventLog.streamEvents(_:beyond:limit:)`): the batches to send, as `offer` makes them.
+    /// What the window has no room for is read again later (the peer's vectors did not move past it).
+    public mutating func offer(stream: StreamID, _ events: [Event]) -> [Action] {
+        guard state == .ready, let grants, catchingUp.contains(stream) else { return [] }
+        var out: [Action] = []
+        var batch: [Event] = []
+        var bytes = 0
+        for e in events where e.stream == stream && sends(e, grants) {
+            guard peerVectors[stream]?[e.id.origin] ?? 0 == e.id.counter - 1 else { continue }
+            if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes {
+                flush(&batch, &bytes, into: &out)
+                if inFlight.count >= config.window { break }
+            }
+            peerVectors[stream, default: VersionVector()].advance(to: e.id)
+            batch.append(e)
+            bytes += e.encoded.count
+        }
+        flush(&batch, &bytes, into: &out)
+        return out
+    }
+
+    /// The shell read `stream` by stream and found nothing more the peer lacks: it is caught up, and the scan
+    /// in log order sends its new events from now on.
+    public mutating func caughtUp(_ stream: StreamID) {
+        catchingUp.remove(stream)
+    }
+
+    /// Tells the peer which fact streams this side wants (section 6.7), when that changed since the last
+    /// time; nil: all of them, the default of a session, so nothing is sent until a subscription is set.
+    /// Call it once the session is ready, before `sendVectors`, and again whenever the interests resolve
+    /// to other streams.
+    public mutating func subscribe(_ streams: Set<StreamID>?) -> [Action] {
+        guard state == .ready, streams != localSubscription else { return [] }
+        localSubscription = streams
+        return emit(.subscribe(streams.map { $0.sorted() }))
+    }
+
+    /// Whether `e` goes to the peer: it may read it, does not hold it, wants it (its subscription), and it is
+    /// this replica's own when this side is a device (section 6.6: others' reach the peer through the cluster).
+    private func sends(_ e: Event, _ grants: Grants) -> Bool {
+        guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else { return false }
+        if !grants.localIsCluster && e.id.origin.replica != config.replica { return false }
+        if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
+        return true
+    }
+
+    /// Numbers `batch` and adds its messages to `out`: packed, or self-describing when it cannot be packed
+    /// (limits).
+    private mutating func flush(_ batch: inout [Event], _ bytes: inout Int, into out: inout [Action]) {
+        guard !batch.isEmpty else { return }
+        let id = nextBatch
+        nextBatch += 1
+        inFlight[id] = batch.count
+        sentEvents += batch.count
+        if let messages = packer.encode(batch: id, events: batch) {
+            for m in messages { out += emit(m) }
+        } else {
+            out += emit(.events(batch: id, events: batch))
+        }
+        batch = []
+        bytes = 0
     }
 
     /// Ends the session from this side (shutdown, timeout): sends an error frame and closes.

@@ -103,7 +103,12 @@ struct ImportCLITests {
         }
         let log = try EventLog.open(at: h.db)
         #expect(try log.count(stream: .health("me")) == 52_278)      // 52,281 rows, 3 repeated timestamps
-        #expect(try log.count(stream: .public) > 33_148 && Self.readingRows(log) > 449 + 1464)
+        // Facts go to their fact streams (sensor:, pollen:, climate:), registrations to public.
+        let shared = try log.count() - (try log.count(stream: .health("me")))
+        #expect(try shared > 33_148 && Self.readingRows(log) > 449 + 1464)
+        #expect(try log.count(stream: .public) > 0)
+        #expect(try log.count(stream: .climate(station: "GHCND:USC00381770")) > 0)
+        #expect(try log.count(stream: .pollen(latitude: 51.1657, longitude: 10.4515)) > 0)
         log.close()
         // The API error responses are refused with the API's own message.
         let err = h.run(["import", "purpleair-json", f + "/purpleair/api_v1_responses_aiopurpleair/error_not_found_response.json"])

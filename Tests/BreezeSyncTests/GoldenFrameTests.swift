@@ -37,6 +37,7 @@ struct GoldenFrameTests {
         ("packed-warm", .packed(packedExample.payloads[1])),
         ("reset", .reset),
         ("vectors-part", .vectorsPart([StreamVector(stream: .health("ana"), vector: VersionVector())])),
+        ("subscribe", .subscribe([.pollen("427_-737"), .sensor("purpleair.131075")])),
         ("revocation", .events(batch: 1, events: [revocationEvent])),
     ] + handshake.map { ($0.0, $0.1) } + sealed.map { ($0.name, $0.frame) }
 

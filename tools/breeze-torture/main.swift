@@ -67,7 +67,7 @@ do {
         let n = min(batch, count - done)
         let items = (0..<n).map { i -> (StreamID, EventBody) in
             switch stream {
-            case .public:
+            case .public, .sensor, .pollen, .climate:
                 return (stream, .reading(Reading(source: "torture", sensor: "s\(getpid())", time: Int64(done + i),
                                                  values: [Measurement("pm25", Double(i))])))
             case .health:

@@ -1,0 +1,61 @@
+import BreezeStore
+
+/// What this device holds (`Protocol/sync.md` 6.7): its interests choose the fact streams (sensors' readings,
+/// pollen cells, climate stations) it receives and keeps; with none it holds everything. Interests are this
+/// device's own, kept in its database and never synced; the user's favourite and watched sensors are always
+/// held, whatever the interests say.
+extension Replica {
+    /// The interests this device declared, in the order they were added.
+    public func interests() throws(BreezeError) -> [Interest] {
+        try withLog { log in try log.interests() }
+    }
+
+    /// Declares an interest: from now on sync fetches what it names and the device keeps it.
+    ///
+    /// ```swift
+    /// try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5))
+    /// ```
+    ///
+    /// - Returns: false when it was declared already (nothing changes).
+    /// - Throws: `BreezeError.invalidArgument` for a radius or place out of range.
+    @discardableResult
+    public func addInterest(_ interest: Interest) throws(BreezeError) -> Bool {
+        try Replica.check(interest)
+        let added = try withLog { log in try log.addInterest(interest) }
+        if added { committed() }
+        return added
+    }
+
+    /// Withdraws an interest: the fact streams no other interest (or favourite) names are dropped from this
+    /// device at the next sync step, and no longer received. Removing the last one makes the device hold
+    /// everything again.
+    ///
+    /// - Throws: `BreezeError.notPresent` when it was not declared.
+    public func removeInterest(_ interest: Interest) throws(BreezeError) {
+        let removed = try withLog { log in try log.removeInterest(interest) }
+        guard removed else { throw BreezeError(.notPresent, "\(path): no interest '\(interest)' is declared") }
+        committed()
+    }
+
+    /// The fact streams the interests name now (for the user `user` or this replica's), or nil when none is
+    /// declared (every stream).
+    public func subscribedStreams(user: String? = nil) throws(BreezeError) -> Set<StreamID>? {
+        let user = try resolve(user)
+        return try withLog { log in try InterestResolver().subscription(log, user: user) }
+    }
+
+    /// The fact streams this device holds events of, sorted.
+    public func heldFactStreams() throws(BreezeError) -> [StreamID] {
+        try withLog { log in try log.heldFactStreams() }
+    }
+
+    private static func check(_ interest: Interest) throws(BreezeError) {
+        // `Interest(words:)` checks text; values built in code are checked by the same rules here.
+        do { _ = try Interest(words: interest.description.split(separator: " ").map(String.init)) } catch {
+            throw BreezeError(.invalidArgument, "interest '\(interest)': \(error.description)")
+        }
+        if case .near(_, _, let km) = interest, !(km > 0 && km <= Interest.maxRadiusKm) {
+            throw BreezeError(.invalidArgument, "interest '\(interest)': radius must be above 0 and at most \(Int(Interest.maxRadiusKm)) km")
+        }
+    }
+}
