@@ -49,6 +49,29 @@ extension Replica {
         try withLog { log in try log.heldFactStreams() }
     }
 
+    /// The days of readings this device keeps (its horizon), nil for all: the horizon set, else 14 days
+    /// (what History needs) for a device with interests, else none.
+    public func horizonDays() throws(BreezeError) -> Int? {
+        try withLog { log in try log.effectiveHorizonDays() }
+    }
+
+    /// Keeps readings for `days` days (and the 12 hours NowCast looks back before them), or every reading
+    /// with nil; older ones are dropped now and as they age (by the sync node, once a minute). A dropped
+    /// reading is never sent back by sync: this device's version vectors still cover it.
+    ///
+    /// - Returns: how many reading events were dropped now.
+    /// - Throws: `BreezeError.invalidArgument` for a number of days outside 1 to 36,500.
+    @discardableResult
+    public func setHorizon(days: Int?) throws(BreezeError) -> Int {
+        let now = Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000)
+        let dropped = try withLog { log in
+            try log.setHorizon(days: days)
+            return try log.applyHorizon(nowSeconds: now).dropped
+        }
+        committed()
+        return dropped
+    }
+
     private static func check(_ interest: Interest) throws(BreezeError) {
         // `Interest(words:)` checks text; values built in code are checked by the same rules here.
         do { _ = try Interest(words: interest.description.split(separator: " ").map(String.init)) } catch {

@@ -175,6 +175,7 @@ public enum BreezeCLI {
         Command(name: "node", help: NodeCommand.usage, run: NodeCommand.run),
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "interest", help: InterestCommand.usage, run: InterestCommand.run),
+        Command(name: "horizon", help: HorizonCommand.usage, run: HorizonCommand.run),
         Command(name: "key", help: KeyCommand.usage, run: KeyCommand.run),
         Command(name: "authority", help: AuthorityCommand.usage, run: AuthorityCommand.run),
         Command(name: "enrol", help: EnrolCommand.usage, run: EnrolCommand.run),

@@ -42,6 +42,9 @@ enum DiffCommand {
         /// "A" or "B": a fact stream only the other holds, which this side's interests do not name (it holds
         /// part of the facts by design, `Protocol/sync.md` 6.7): not a difference.
         var outsideInterestsOf: String?
+        /// Events one side holds that the other dropped beyond its horizon (`horizon_gaps`): not differences;
+        /// the states are then not compared (one side holds fewer readings by design).
+        var beyondHorizonA = 0, beyondHorizonB = 0
         var sameEvents: Bool { onlyA == 0 && onlyB == 0 && conflicts.isEmpty }
         var differs: Bool { outsideInterestsOf == nil && (!sameEvents || divergence != nil || stateA != stateB) }
     }
@@ -94,9 +97,10 @@ enum DiffCommand {
             // A replica with interests holds only the fact streams they name (and its subscription can name
             // streams the other side lacks): a fact stream one side does not hold at all is outside its interests.
             let partialA = !(try A.interests().isEmpty), partialB = !(try B.interests().isEmpty)
+            let gapsA = (try? A.horizonGaps()) ?? [:], gapsB = (try? B.horizonGaps()) ?? [:]
             for s in names {
                 progress("comparing \(s)")
-                var r = try compare(s, A, B, limit: limit, progress: progress)
+                var r = try compare(s, A, B, limit: limit, gapsA: gapsA[s] ?? [:], gapsB: gapsB[s] ?? [:], progress: progress)
                 if s.isFactPartition {
                     if partialA && r.vectorA.counters.isEmpty && !r.vectorB.counters.isEmpty { r.outsideInterestsOf = "A" }
                     if partialB && r.vectorB.counters.isEmpty && !r.vectorA.counters.isEmpty { r.outsideInterestsOf = "B" }
@@ -115,7 +119,7 @@ enum DiffCommand {
         } }
         // Projections of a partial replica hold part of the facts: their digests are compared only when
         // both hold the same facts.
-        let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents && $0.outsideInterestsOf == nil }
+        let factsSame = streams.filter { !$0.stream.isUser }.allSatisfy { $0.sameEvents && $0.outsideInterestsOf == nil && $0.beyondHorizonA + $0.beyondHorizonB == 0 }
         let crossDigest = projections.count == 2 && factsSame && projections[0].stored != nil && projections[1].stored != nil
             && projections[0].stored != projections[1].stored
         let differs = streams.contains { $0.differs } || projections.contains { $0.bad } || crossDigest
@@ -123,13 +127,18 @@ enum DiffCommand {
     }
 
     /// Compares one stream of the two logs.
-    static func compare(_ s: StreamID, _ A: EventLog, _ B: EventLog, limit: Int, progress: (String) -> Void) throws -> StreamReport {
+    static func compare(_ s: StreamID, _ A: EventLog, _ B: EventLog, limit: Int,
+                        gapsA: [Origin: [ClosedRange<UInt64>]] = [:], gapsB: [Origin: [ClosedRange<UInt64>]] = [:],
+                        progress: (String) -> Void) throws -> StreamReport {
         var r = StreamReport(stream: s, vectorA: try A.versionVector(of: s), vectorB: try B.versionVector(of: s))
         var hashesA: [UInt8] = Array(repeating: 0, count: Event.hashLength)
         var hashesB = hashesA
-        func scan(_ log: EventLog, other: VersionVector, count: inout Int, sample: inout [Event], xor: inout [UInt8]) throws {
+        func scan(_ log: EventLog, other: VersionVector, otherGaps: [Origin: [ClosedRange<UInt64>]], beyond: inout Int,
+                  count: inout Int, sample: inout [Event], xor: inout [UInt8]) throws {
             try each(log, s) { entry in
-                if other.contains(entry.event.id) {
+                if otherGaps[entry.event.id.origin]?.contains(where: { $0.contains(entry.event.id.counter) }) == true {
+                    beyond += 1
+                } else if other.contains(entry.event.id) {
                     let h = entry.event.hash
                     for i in 0..<Event.hashLength { xor[i] ^= h[i] }
                 } else {
@@ -138,8 +147,8 @@ enum DiffCommand {
                 }
             }
         }
-        try scan(A, other: r.vectorB, count: &r.onlyA, sample: &r.sampleA, xor: &hashesA)
-        try scan(B, other: r.vectorA, count: &r.onlyB, sample: &r.sampleB, xor: &hashesB)
+        try scan(A, other: r.vectorB, otherGaps: gapsB, beyond: &r.beyondHorizonB, count: &r.onlyA, sample: &r.sampleA, xor: &hashesA)
+        try scan(B, other: r.vectorA, otherGaps: gapsA, beyond: &r.beyondHorizonA, count: &r.onlyB, sample: &r.sampleB, xor: &hashesB)
         if hashesA != hashesB {
             // Some id is held by both with different content: find which.
             var held: [EventID: [UInt8]] = [:]
@@ -149,7 +158,7 @@ enum DiffCommand {
             }
             r.conflicts.sort()
         }
-        guard r.sameEvents else { return r }
+        guard r.sameEvents, r.beyondHorizonA == 0, r.beyondHorizonB == 0 else { return r }
         // Same events: replay each in its own order (streaming, page by page) and compare; only when the
         // states differ are both orders loaded to find where.
         func entries(_ log: EventLog) throws -> [(seq: Int64, event: Event)] {
@@ -217,17 +226,26 @@ enum DiffCommand {
             for f in ["fresh.db", "fresh.db-wal", "fresh.db-shm"] { unlink(dir + "/" + f) }
             rmdir(dir)
         }
+        // A device's log with readings dropped beyond its horizon has gaps that `ingest` refuses: it is
+        // replayed as it is.
+        let gapped = !(((try? log.horizonGaps()) ?? [:]).isEmpty)
         var options = EventLog.Options()
         options.durability = .normal                     // a scratch database: no fsync per commit
         let fresh = try EventLog.create(at: dir + "/fresh.db", options: options)
         defer { fresh.close() }
+        // A projection that leaves out readings beyond a horizon: the replay does the same.
+        let cutoff = (try? log.appliedHorizonCutoff()) ?? 0
+        if cutoff > 0 { try fresh.takeProjectionCutoff(cutoff) }
         var batch: [Event] = []
         try log.forEach { entry in
             batch.append(entry.event)
-            if batch.count == 10_000 { _ = try fresh.ingest(batch); batch.removeAll(keepingCapacity: true) }
+            if batch.count == 10_000 {
+                if gapped { try fresh.storeReplayed(batch) } else { _ = try fresh.ingest(batch) }
+                batch.removeAll(keepingCapacity: true)
+            }
             return true
         }
-        if !batch.isEmpty { _ = try fresh.ingest(batch) }
+        if !batch.isEmpty { if gapped { try fresh.storeReplayed(batch) } else { _ = try fresh.ingest(batch) } }
         try fresh.catchUpProjection()
         p.fresh = try fresh.projectionDigest()
         return p
@@ -246,7 +264,8 @@ enum DiffCommand {
         }
         for r in streams where r.outsideInterestsOf == nil {
             out.append("")
-            out.append("stream \(r.stream): \(r.differs ? "DIFFERENT" : "same events, same state")")
+            let horizon = r.beyondHorizonA + r.beyondHorizonB > 0
+            out.append("stream \(r.stream): \(r.differs ? "DIFFERENT" : horizon ? "same events within the horizon" : "same events, same state")")
             out.append("  " + pad("origin", 24) + pad("A", 12) + "B")
             for o in Set(r.vectorA.counters.keys).union(r.vectorB.counters.keys).sorted() {
                 let a = r.vectorA.counters[o], b = r.vectorB.counters[o]
@@ -256,6 +275,9 @@ enum DiffCommand {
             for (who, n, sample, other) in [("A", r.onlyA, r.sampleA, "B"), ("B", r.onlyB, r.sampleB, "A")] where n > 0 {
                 out.append("  only in \(who): \(n) event(s) \(other) lacks" + (sample.count < n ? " (first \(sample.count))" : ""))
                 for e in sample { out.append("    \(e.id)  \(e.type)") }
+            }
+            for (who, n) in [("A", r.beyondHorizonA), ("B", r.beyondHorizonB)] where n > 0 {
+                out.append("  \(n) event(s) of \(who == "A" ? "B" : "A") are beyond \(who)'s horizon (dropped there by design, not a difference; states not compared)")
             }
             if !r.conflicts.isEmpty {
                 out.append("  conflicts: \(r.conflicts.count) id(s) held by both with different content")
@@ -308,6 +330,7 @@ enum DiffCommand {
                 ("onlyA", .object([("count", .int(Int64(r.onlyA))), ("events", sample(r.sampleA))])),
                 ("onlyB", .object([("count", .int(Int64(r.onlyB))), ("events", sample(r.sampleB))])),
                 ("conflicts", .array(r.conflicts.map { .string($0.description) })),
+                ("beyondHorizonOfA", .int(Int64(r.beyondHorizonA))), ("beyondHorizonOfB", .int(Int64(r.beyondHorizonB))),
             ]
             if r.stream.isUser, let a = r.stateA, let b = r.stateB { pairs += [("stateHashA", .string(a)), ("stateHashB", .string(b))] }
             if let d = r.divergence {

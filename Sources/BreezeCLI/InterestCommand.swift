@@ -5,7 +5,7 @@ import Breeze
 /// picks a change up within its poll and fetches or drops what it names.
 enum InterestCommand {
     static let usage = """
-        usage: breeze interest add|remove near LAT,LON KM | sensor [SOURCE:]ID | pollen LAT,LON | climate STATION
+        usage: breeze interest add|remove near LAT,LON KM | box S,W,N,E | sensor [SOURCE:]ID | pollen LAT,LON | climate STATION
                breeze interest list [--db PATH] [--user ID] [--json]
         """
 

@@ -9,10 +9,10 @@ enum StatusCommand {
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         _ = try Arguments(args, usage: usage).expect([])
-        let (local, peers, node, replica, now, interests, held) = try ctx.withLog { log in
+        let (local, peers, node, replica, now, interests, held, horizon) = try ctx.withLog { log in
             let p = try log.peerStatuses()
             return (try log.versionVectors(), p.peers, p.node, log.replica, SystemClock.nowMillis(),
-                    try log.interests(), try log.heldFactStreams())
+                    try log.interests(), try log.heldFactStreams(), try log.effectiveHorizonDays())
         }
         let streams = try ctx.withLog { log in try InterestResolver().subscription(log, user: ctx.user) }
         let running = node?.isRunning(now: now) ?? false
@@ -26,6 +26,7 @@ enum StatusCommand {
                 ("interests", .array(interests.map { .string($0.description) })),
                 ("subscribedStreams", streams.map { .int(Int64($0.count)) } ?? .null),
                 ("heldFactStreams", .int(Int64(held.count))),
+                ("horizonDays", horizon.map { .int(Int64($0)) } ?? .null),
                 ("peers", .array(peers.map { p in
                     .object([("address", .string(p.address)), ("direction", .string(p.direction)),
                              ("connected", .bool(p.connected && running)), ("replica", .string(p.replica)),
@@ -51,6 +52,7 @@ enum StatusCommand {
         for line in vectorLines(local) { c.out("local   " + line) }
         c.out(InterestCommand.summary(interests: interests, streams: streams, held: held))
         for i in interests { c.out("        interest \(i)") }
+        c.out(HorizonCommand.describe(horizon))
         if peers.isEmpty { c.out("peers   (none)") }
         for p in peers {
             let state = p.connected && running ? "connected" : "disconnected"

@@ -5,6 +5,9 @@
 public enum Interest: Hashable, Sendable, CustomStringConvertible {
     /// The sensors registered within `km` of a point, and the pollen cells the circle touches.
     case near(latitude: Double, longitude: Double, km: Double)
+    /// The sensors registered in a box (south, west, north, east, in degrees; west above east crosses the
+    /// antimeridian), and the pollen cells it touches.
+    case box(south: Double, west: Double, north: Double, east: Double)
     /// One sensor: of one source, or of every source with that id when `source` is nil.
     case sensor(source: String?, id: String)
     /// The pollen forecasts of the cell holding a point.
@@ -12,11 +15,13 @@ public enum Interest: Hashable, Sendable, CustomStringConvertible {
     /// One station's daily temperatures.
     case climate(station: String)
 
-    /// The text form, as `breeze interest add` takes it: `near LAT,LON KM`, `sensor [SOURCE:]ID`,
-    /// `pollen LAT,LON`, `climate STATION`.
+    /// The text form, as `breeze interest add` takes it: `near LAT,LON KM`, `box S,W,N,E`,
+    /// `sensor [SOURCE:]ID`, `pollen LAT,LON`, `climate STATION`.
     public var description: String {
         switch self {
         case .near(let lat, let lon, let km): return "near \(Interest.number(lat)),\(Interest.number(lon)) \(Interest.number(km))"
+        case .box(let s, let w, let n, let e):
+            return "box \(Interest.number(s)),\(Interest.number(w)),\(Interest.number(n)),\(Interest.number(e))"
         case .sensor(let source, let id): return "sensor " + (source.map { "\($0):\(id)" } ?? id)
         case .pollen(let lat, let lon): return "pollen \(Interest.number(lat)),\(Interest.number(lon))"
         case .climate(let station): return "climate \(station)"
@@ -27,10 +32,13 @@ public enum Interest: Hashable, Sendable, CustomStringConvertible {
     /// with no interests). A circle that large touches about 2,000 pollen cells at most.
     public static let maxRadiusKm = 100.0
 
+    /// Largest side of a `box` interest: 2 degrees (about 220 km north to south), as large as a `near` circle.
+    public static let maxBoxDegrees = 2.0
+
     /// Parses the text form from its words (`["near", "42.73,-73.69", "5"]`); throws an error naming the
     /// word and what is wrong with it.
     public init(words: [String]) throws(InterestError) {
-        guard let kind = words.first else { throw InterestError("an interest is 'near LAT,LON KM', 'sensor [SOURCE:]ID', 'pollen LAT,LON' or 'climate STATION'") }
+        guard let kind = words.first else { throw InterestError("an interest is 'near LAT,LON KM', 'box S,W,N,E', 'sensor [SOURCE:]ID', 'pollen LAT,LON' or 'climate STATION'") }
         let args = Array(words.dropFirst())
         func arity(_ n: Int, _ usage: String) throws(InterestError) {
             guard args.count == n else { throw InterestError("'\(kind)' takes \(usage) (got \(args.count) argument\(args.count == 1 ? "" : "s"))") }
@@ -43,6 +51,19 @@ public enum Interest: Hashable, Sendable, CustomStringConvertible {
                 throw InterestError("radius '\(args[1])' must be a number of kilometres above 0 and at most \(Int(Interest.maxRadiusKm))")
             }
             self = .near(latitude: lat, longitude: lon, km: km)
+        case "box":
+            try arity(1, "S,W,N,E")
+            let parts = args[0].split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
+            guard parts.count == 4, let s = parts[0], let w = parts[1], let n = parts[2], let e = parts[3],
+                  [s, w, n, e].allSatisfy(\.isFinite), (-90...90).contains(s), (-90...90).contains(n), s <= n,
+                  (-180...180).contains(w), (-180...180).contains(e) else {
+                throw InterestError("box '\(args[0])' must be S,W,N,E: latitudes from -90 to 90 (south at most north), longitudes from -180 to 180")
+            }
+            let width = w <= e ? e - w : e + 360 - w
+            guard n - s <= Interest.maxBoxDegrees, width <= Interest.maxBoxDegrees else {
+                throw InterestError("box '\(args[0])' spans \(Interest.number(n - s)) by \(Interest.number(width)) degrees; at most \(Int(Interest.maxBoxDegrees)) each way")
+            }
+            self = .box(south: s, west: w, north: n, east: e)
         case "sensor":
             try arity(1, "[SOURCE:]ID")
             let ref = args[0]
@@ -65,7 +86,7 @@ public enum Interest: Hashable, Sendable, CustomStringConvertible {
             guard !args[0].isEmpty, args[0].utf8.count <= 128 else { throw InterestError("station '\(args[0])' must be 1-128 characters") }
             self = .climate(station: args[0])
         default:
-            throw InterestError("unknown interest '\(kind)': use near, sensor, pollen or climate")
+            throw InterestError("unknown interest '\(kind)': use near, box, sensor, pollen or climate")
         }
     }
 

@@ -515,6 +515,7 @@ final class Node {
                 if inserted > 0 {
                     refreshRevocations()
                     refreshSubscription()
+                    applyHorizon()
                     if !stopping { pump() }
                     try log.syncWAL()
                     config.onCommit?(inserted)
@@ -716,8 +717,27 @@ final class Node {
         }
     }
 
+    /// Applies this replica's horizon (sync.md 6.8): after commits that brought readings, and once a
+    /// minute as the cutoff moves. Nothing without a horizon (a server keeps everything unless told).
+    private func applyHorizon() {
+        do {
+            let r = try log.applyHorizon(nowSeconds: Int64(config.wallClock() / 1000))
+            if r.dropped > 0, let c = r.cutoff {
+                config.log("horizon: dropped \(r.dropped) reading events older than \(ISOTime.format(millis: c * 1000))")
+                config.onCommit?(0)
+            }
+        } catch {
+            config.log("applying the horizon failed: \(error)")
+        }
+    }
+    private var lastHorizonMillis: UInt64 = 0
+
     private func everySecond() {
         let t = now()
+        if t - lastHorizonMillis >= 60_000 {
+            lastHorizonMillis = t
+            applyHorizon()
+        }
         if evictedSinceLog > 0 {
             config.log("\(evictedSinceLog) connections still authenticating dropped (at most \(config.maxUnauthenticated) at once; the oldest go first)")
             evictedSinceLog = 0

@@ -100,10 +100,11 @@ extension EventLog {
                     let heads = try db.cached("DELETE FROM heads WHERE stream = ?")
                     try heads.bind(1, key)
                     try heads.run()
+                    let gaps = try db.cached("DELETE FROM horizon_gaps WHERE stream = ?")
+                    try gaps.bind(1, key)
+                    try gaps.run()
                 }
-                if let newMax = try db.scalarInt("SELECT max(seq) FROM events"), newMax < oldMax {
-                    try db.execute("UPDATE events SET seq = \(oldMax) WHERE seq = \(newMax)")
-                }
+                try keepHighestSeq(oldMax)
                 if dropped > 0 {
                     // In the same transaction: the projection is stale (whoever reads next rebuilds it, should
                     // this process stop before its rebuild below), and a rebuild running elsewhere starts over.
@@ -216,6 +217,18 @@ public final class InterestResolver {
                     if let p = r.point, p.distanceKm(to: centre) <= km { out.insert(.sensor(source: r.source, sensor: r.sensor)) }
                 }
                 for cell in InterestResolver.pollenCells(latitude: lat, longitude: lon, km: km) { out.insert(cell) }
+            case .box(let south, let west, let north, let east):
+                func inside(_ p: GeoPoint) -> Bool {
+                    guard p.latitude >= south && p.latitude <= north else { return false }
+                    return west <= east ? (p.longitude >= west && p.longitude <= east) : (p.longitude >= west || p.longitude <= east)
+                }
+                for r in sensors.values {
+                    if let p = r.point, inside(p) { out.insert(.sensor(source: r.source, sensor: r.sensor)) }
+                }
+                let lonRanges = west <= east ? [(west, east)] : [(west, 180.0), (-180.0, east)]
+                for (w, e) in lonRanges {
+                    for cell in InterestResolver.pollenCells(south: south, west: w, north: north, east: e) { out.insert(cell) }
+                }
             case .sensor(let source, let id):
                 sensor(source, id)
             case .pollen(let lat, let lon):
@@ -245,8 +258,13 @@ public final class InterestResolver {
         let dLat = km / 111.0
         let cosLat = max(cos(latitude * .pi / 180), 0.01)
         let dLon = min(km / (111.0 * cosLat), 180)
-        let lat0 = StreamID.cellIndex(max(latitude - dLat, -90)), lat1 = StreamID.cellIndex(min(latitude + dLat, 90))
-        let lon0 = StreamID.cellIndex(max(longitude - dLon, -180)), lon1 = StreamID.cellIndex(min(longitude + dLon, 180))
+        return pollenCells(south: latitude - dLat, west: longitude - dLon, north: latitude + dLat, east: longitude + dLon)
+    }
+
+    /// The pollen cells a box touches (west at most east).
+    static func pollenCells(south: Double, west: Double, north: Double, east: Double) -> [StreamID] {
+        let lat0 = StreamID.cellIndex(max(south, -90)), lat1 = StreamID.cellIndex(min(north, 90))
+        let lon0 = StreamID.cellIndex(max(west, -180)), lon1 = StreamID.cellIndex(min(east, 180))
         var out: [StreamID] = []
         for a in lat0...lat1 { for o in lon0...lon1 { out.append(.pollen(StreamID.pollenCellKey(latIndex: a, lonIndex: o))) } }
         return out

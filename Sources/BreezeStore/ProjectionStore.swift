@@ -166,6 +166,8 @@ extension EventLog {
         let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, agg, data) VALUES (?, ?, ?, ?, ?)")
         var pending: [BucketKey: ReadingBucket.Pending] = [:]
         var scratch: [(quantity: String, value: Double)] = []      // one buffer for every reading's values
+        // A device's horizon (EventLog+Horizon): readings before its cutoff are left out, dropped or not.
+        let cutoff = try projectionCutoff()
         let upsertSensor = try db.cached("""
             INSERT INTO proj_sensors\(suffix)(source, sensor, name, kind, latitude, longitude, time_zone, hlc, origin, epoch, counter)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -191,7 +193,7 @@ extension EventLog {
             if let r = EventBody.readingValues(of: e, into: &scratch) {
                 // A reading belongs in `public` or a `sensor:` stream (`EventBody.type(_:belongsIn:)`), checked
                 // without its table look-up.
-                guard !scratch.isEmpty else { return }
+                guard !scratch.isEmpty, r.time >= cutoff else { return }
                 switch e.stream { case .public, .sensor: break; default: return }
                 pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: ReadingBucket.Pending()]
                     .add(time: r.time, stamp: e.stamp, values: scratch)
@@ -199,7 +201,7 @@ extension EventLog {
             }
             if let r = EventBody.readingRows(of: e) {
                 guard EventBody.type(e.type, belongsIn: e.stream) else { return }
-                for row in r.rows where !row.values.isEmpty {
+                for row in r.rows where !row.values.isEmpty && row.time >= cutoff {
                     pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(row.time)), default: ReadingBucket.Pending()]
                         .add(time: row.time, stamp: e.stamp, values: row.values)
                 }

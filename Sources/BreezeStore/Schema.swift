@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 6
+    static let current: Int64 = 7
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -77,6 +77,13 @@ enum Schema {
         // node can look for new ones at every commit (EventLog.revocations(afterSeq:)).
         """
         CREATE INDEX IF NOT EXISTS events_revocations ON events(seq) WHERE type = 'device.revoke';
+        """,
+        // 6 -> 7: a device's horizon (EventLog+Horizon): the readings it dropped as too old, as counter ranges
+        // per origin (so `breeze verify` tells them from lost ones), and when each held reading event expires.
+        """
+        CREATE TABLE IF NOT EXISTS horizon_gaps(stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
+            first INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch, first)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS reading_expiry(hour INTEGER PRIMARY KEY, seqs BLOB NOT NULL) WITHOUT ROWID;
         """,
     ]
 

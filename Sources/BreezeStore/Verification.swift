@@ -133,6 +133,14 @@ extension EventLog {
     /// What the scan of the events found, for the checks that follow it.
     private struct EventScan {
         var runs: [OriginKey: CounterRun] = [:]
+        /// Counters dropped beyond a device's horizon (`horizon_gaps`): missing, but not lost.
+        var gaps: [OriginKey: [ClosedRange<UInt64>]] = [:]
+        /// How many missing counters those ranges explained.
+        var beyondHorizon: UInt64 = 0
+
+        func dropped(_ key: OriginKey, _ r: ClosedRange<UInt64>) -> Bool {
+            gaps[key]?.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } ?? false
+        }
         /// The greatest timestamp of an event accepted within the skew bound, and its seq.
         var maxHLC: UInt64 = 0, maxHLCSeq: Int64 = 0
         var undecodable = 0
@@ -145,6 +153,14 @@ extension EventLog {
         report.events = total
         progress("events", 0, total)
         var runs: [OriginKey: CounterRun] = [:]
+        var scan = EventScan()
+        if try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'horizon_gaps'") == 1 {
+            let g = try db.prepare("SELECT s.name, g.origin, g.epoch, g.first, g.last FROM horizon_gaps g JOIN streams s ON s.id = g.stream")
+            while try g.step() {
+                let o = Origin(replica: ReplicaID(rawValue: UInt64(bitPattern: g.int(1))), epoch: UInt32(truncatingIfNeeded: g.int(2)))
+                scan.gaps[OriginKey(stream: g.text(0), origin: o), default: []].append(UInt64(bitPattern: g.int(3))...UInt64(bitPattern: g.int(4)))
+            }
+        }
         var streamsSeen: Set<String> = []
         var skewed = 0, undecodable = 0, done = 0
         var maxClockedHLC: UInt64 = 0, maxClockedSeq: Int64 = 0
@@ -175,6 +191,9 @@ extension EventLog {
             let key = OriginKey(stream: streamName, origin: origin)
             var run = runs[key] ?? CounterRun()
             if counter == run.last + 1 {
+                run.last = counter
+            } else if counter > run.last + 1 && scan.dropped(key, (run.last + 1)...(counter - 1)) {
+                scan.beyondHorizon += counter - 1 - run.last
                 run.last = counter
             } else if counter > run.last + 1 {
                 let missing = run.last + 1 == counter - 1 ? "counter \(run.last + 1) is" : "counters \(run.last + 1)...\(counter - 1) are"
@@ -246,7 +265,15 @@ extension EventLog {
         if skewed > 0 {
             report.note(.init(.clock, "\(skewed) events arrived with timestamps beyond the clock-skew bound (flagged; they did not move the clock)"))
         }
-        return EventScan(runs: runs, maxHLC: maxClockedHLC, maxHLCSeq: maxClockedSeq, undecodable: undecodable)
+        if !scan.gaps.isEmpty {
+            let n = scan.gaps.values.reduce(UInt64(0)) { $0 + $1.reduce(0) { $0 + ($1.upperBound - $1.lowerBound + 1) } }
+            report.note(.init(.gap, "\(n) reading events were dropped beyond this device's horizon (recorded in horizon_gaps; its version vectors still cover them, so sync never sends them back)"))
+        }
+        scan.runs = runs
+        scan.maxHLC = maxClockedHLC
+        scan.maxHLCSeq = maxClockedSeq
+        scan.undecodable = undecodable
+        return scan
     }
 
     private func verifyHeads(_ scan: EventScan, into report: inout VerificationReport) throws {
@@ -263,10 +290,13 @@ extension EventLog {
             let key = OriginKey(stream: name, origin: origin)
             seen.insert(key)
             guard let run = runs[key] else {
-                report.problem(.init(.head, "the version vector claims counters 1...\(head) of origin \(origin), but no event of it is held",
-                                     stream: name))
+                if !scan.dropped(key, 1...max(head, 1)) {
+                    report.problem(.init(.head, "the version vector claims counters 1...\(head) of origin \(origin), but no event of it is held",
+                                         stream: name))
+                }
                 continue
             }
+            if head > run.last && scan.dropped(key, (run.last + 1)...head) { continue }
             if head != run.last {
                 let what = head > run.last
                     ? "claims counters up to \(head) of origin \(origin), but the highest held is \(run.last)"

@@ -114,6 +114,14 @@ struct PartialReplicationTests {
         #expect(waitUntil(seconds: 10) { Self.factCounts(c.db("phone"))[dropped] == nil }, "the un-starred sensor's stream is dropped")
         let verified = c.verify("phone")
         #expect(verified.code == 0, "\(verified.out)\nphone's log:\n\(c.logText("phone"))")
+        // The baseline, in the same run: a tablet of ana's with no interests receives the whole city.
+        _ = c.cli("tablet", ["init"])
+        let fullCapture = c.dir.file("tablet.capture")
+        let proxy2 = ProxyProcess(target: server, seed: 2, faults: ["capture": fullCapture], log: c.dir.file("proxy2.log"))
+        defer { proxy2.child.signal(SIGTERM); proxy2.child.wait() }
+        c.start("tablet", peers: [proxy2.address], scope: .user("ana"))
+        #expect(waitUntil(seconds: 60) { Self.factCounts(c.db("tablet")) == serverCounts }, "the tablet holds the whole city")
+        let fullBytes = Self.fileSize(fullCapture)
         c.stopAll()
         // Every screen the phone can show for its sensors is the server's; `breeze diff` sees the two as the
         // same, the streams outside the phone's interests named as such.
@@ -129,6 +137,82 @@ struct PartialReplicationTests {
         #expect(diff.code == 0 && diff.out.contains("outside A's interests"), "\(diff.out.prefix(2000))")
         let phoneSize = Self.fileSize(c.db("phone")) + Self.fileSize(c.db("phone") + "-wal")
         let serverSize = Self.fileSize(c.db("server")) + Self.fileSize(c.db("server") + "-wal")
-        print("PARTIAL sensors=\(Self.sensors) circle_sensors=\(inCircle.count) phone_streams=\(phone.count) phone_events=\(phoneEvents) server_events=\(serverEvents) wire_bytes=\(bytes) phone_db_bytes=\(phoneSize) server_db_bytes=\(serverSize) db_ratio=\(fmt(Double(phoneSize) / Double(max(serverSize, 1)))) sync_s=\(fmt(syncSeconds)) new_star_s=\(fmt(starSeconds)) build_s=\(fmt(buildSeconds))")
+        let tabletSize = Self.fileSize(c.db("tablet")) + Self.fileSize(c.db("tablet") + "-wal")
+        print("PARTIAL sensors=\(Self.sensors) circle_sensors=\(inCircle.count) phone_streams=\(phone.count) phone_events=\(phoneEvents) server_events=\(serverEvents) wire_bytes=\(bytes) full_replica_wire_bytes=\(fullBytes) wire_ratio=\(fmt(Double(bytes) / Double(max(fullBytes, 1)))) full_replica_db_bytes=\(tabletSize) phone_db_bytes=\(phoneSize) server_db_bytes=\(serverSize) db_ratio=\(fmt(Double(phoneSize) / Double(max(serverSize, 1)))) sync_s=\(fmt(syncSeconds)) new_star_s=\(fmt(starSeconds)) build_s=\(fmt(buildSeconds))")
+    }
+
+    /// A device with the default horizon (14 days) on a server's log of 60 days: after sync, its database is
+    /// within 30% of one holding the last 14 days alone, it verifies, `breeze diff` sees no difference, and
+    /// every screen is the server's.
+    @Test func aFourteenDayHorizonOnSixtyDaysKeepsTheDeviceSmallAndItsScreensTheServers() throws {
+        let c = Cluster()
+        for n in ["server", "phone"] { _ = c.cli(n, ["init"]) }
+        let n = 20, day: Int64 = 86_400
+        let end = Int64(SystemClock.nowMillis() / 1000) / 3600 * 3600
+        func facts(from start: Int64) -> [[(StreamID, EventBody)]] {
+            var batches: [[(StreamID, EventBody)]] = [(0..<n).map { i in
+                let p = Self.point(i)
+                return (.public, .sensorRegistered(SensorRegistration(sensor: String(300_000 + i), name: "Seattle \(i)", source: "purpleair",
+                                                                       kind: "purpleair", latitude: p.latitude, longitude: p.longitude,
+                                                                       timeZone: "America/Los_Angeles")))
+            }]
+            // Every 10 minutes, time-major, in batches of 6 hours (a block per sensor per batch).
+            var batch: [(StreamID, EventBody)] = []
+            var t = start
+            while t < end {
+                for i in 0..<n {
+                    let v = Double((i * 7919 + Int(t / 600)) % 600) / 10
+                    batch.append((.public, .reading(Reading(source: "purpleair", sensor: String(300_000 + i), time: t,
+                                                            values: [Measurement("pm25_atm_a", v), Measurement("pm25_atm_b", v + 0.5)]))))
+                }
+                t += 600
+                if t % (6 * 3600) == 0 { batches.append(batch); batch = [] }
+            }
+            if !batch.isEmpty { batches.append(batch) }
+            return batches
+        }
+        do {
+            let log = try EventLog.open(at: c.db("server"))
+            for b in facts(from: end - 60 * day) { _ = try log.appendFacts(b) }
+            log.close()
+            // The yardstick: the same sensors' last 14 days alone.
+            let ref = try EventLog.create(at: c.dir.file("last14.db"))
+            for b in facts(from: end - 14 * day) { _ = try ref.appendFacts(b) }
+            try ref.catchUpProjection()
+            ref.close()
+        }
+        let server = c.start("server")
+        #expect(c.cli("phone", ["interest", "add", "near", "\(Self.centre.latitude),\(Self.centre.longitude)", "60"]).code == 0)   // the 20 sensors are 17 to 30 km away
+        #expect(c.cli("phone", ["horizon"]).out.contains("horizon 14 days"))
+        c.start("phone", peers: [server], scope: .user("ana"))
+        func vectors(_ name: String) -> [StreamID: VersionVector] {
+            guard let log = try? EventLog.openReadOnly(at: c.db(name)) else { return [:] }
+            defer { log.close() }
+            return ((try? log.versionVectors()) ?? [:]).filter { $0.key.isFactPartition }
+        }
+        let serverVectors = vectors("server")
+        #expect(serverVectors.count == n)
+        #expect(waitUntil(seconds: 60) { vectors("phone") == serverVectors }, "the phone's vectors of its streams reach the server's")
+        c.stopAll()
+        // Screens: the phone's are the server's, for every screen (all 20 sensors are in its circle).
+        let now = ISOTime.format(millis: end * 1000), centre = "\(Self.centre.latitude),\(Self.centre.longitude)"
+        let sensor = "purpleair:\(300_000 + n / 2)"
+        let screens: [[String]] = [
+            ["map", "--bbox", "47.3,-122.7,47.7,-122.2"], ["sheet", "--sensor", sensor], ["detail", "--sensor", sensor],
+            ["history", "--sensor", sensor], ["nearby", "--at", centre], ["alerts"], ["widgets"], ["sources"],
+        ]
+        for args in screens {
+            let full = ["--user", "ana", "screen"] + args + ["--now", now, "--json"]
+            let onPhone = c.cli("phone", full), onServer = c.cli("server", full)
+            #expect(onPhone.code == onServer.code && onPhone.out == onServer.out, "screen \(args[0]): phone \(onPhone.out.prefix(200)) / server \(onServer.out.prefix(200))")
+        }
+        let verified = c.verify("phone")
+        #expect(verified.code == 0 && verified.out.contains("horizon"), "\(verified.out)")
+        let diff = c.cli("phone", ["diff", c.db("phone"), c.db("server")])
+        #expect(diff.code == 0 && diff.out.contains("beyond A's horizon"), "\(diff.out.suffix(1500))")
+        let size = { (p: String) in Self.fileSize(p) + Self.fileSize(p + "-wal") }
+        let phone = size(c.db("phone")), last14 = size(c.dir.file("last14.db")), whole = size(c.db("server"))
+        #expect(Double(phone) <= 1.3 * Double(last14), "the phone's database is \(phone) bytes, the last 14 days alone \(last14)")
+        print("HORIZON days=14 log_days=60 sensors=\(n) phone_db_bytes=\(phone) last14_db_bytes=\(last14) server_db_bytes=\(whole) phone_over_last14=\(fmt(Double(phone) / Double(last14))) phone_over_server=\(fmt(Double(phone) / Double(whole)))")
     }
 }

@@ -47,6 +47,14 @@ struct InterestStoreTests {
         #expect(s.contains(.climate("USW00014735")) && s.contains(.pollen("427_-737")))
         // 5 km around 42.73 touches the cells from 426 to 427 north and -738 to -737 east.
         #expect(s.filter { if case .pollen = $0 { return true } else { return false } }.count == 4)
+        // A box names what is inside it, and its cells; a box too large or malformed is refused.
+        #expect(try log.addInterest(.box(south: 39.9, west: -74.1, north: 40.1, east: -73.9)))
+        let boxed = try #require(try resolver.subscription(log, user: "ana"))
+        #expect(boxed.contains(.sensor("purpleair.far")) && boxed.contains(.pollen("399_-741")) && boxed.contains(.pollen("400_-740")))
+        #expect(try log.removeInterest(.box(south: 39.9, west: -74.1, north: 40.1, east: -73.9)))
+        #expect(throws: InterestError.self) { try Interest(parsing: "box 39,-75,42,-73") }
+        #expect(throws: InterestError.self) { try Interest(parsing: "box 41,-74,40,-73") }
+        #expect(try Interest(parsing: "box 39.9,-74.1,40.1,-73.9") == .box(south: 39.9, west: -74.1, north: 40.1, east: -73.9))
         // A sensor registered later inside the circle joins; removing the interests gives everything again.
         _ = try log.appendFacts([Self.register("new", 42.74, -73.70)])
         #expect(try resolver.subscription(log, user: "ana")?.contains(.sensor("purpleair.new")) == true)
@@ -83,5 +91,52 @@ struct InterestStoreTests {
         log.close()
         let report = try EventLog.verify(at: path)
         #expect(report.isClean, "\(report.problems)")
+    }
+}
+
+/// Issue 15's horizon in the store: old readings go, what remains verifies, sync never takes them back.
+struct HorizonStoreTests {
+    @Test func aHorizonDropsOldReadingsKeepsTheirCountersAndVerifies() throws {
+        let dir = TempDir()
+        let path = dir.file("a.db")
+        let log = try EventLog.create(at: path, options: testOptions())
+        let day: Int64 = 86_400, end: Int64 = 1_750_000_000 / 3600 * 3600
+        #expect(try log.effectiveHorizonDays() == nil, "no interests, no horizon: a server keeps everything")
+        _ = try log.appendFacts([InterestStoreTests.register("1", 1, 1), InterestStoreTests.register("2", 1, 1)])
+        // 60 days, a block per sensor per day (two readings a day).
+        for d in stride(from: 60, to: 0, by: -1) {
+            _ = try log.appendFacts(["1", "2"].flatMap { s in
+                [InterestStoreTests.reading(s, end - Int64(d) * day, Double(d)), InterestStoreTests.reading(s, end - Int64(d) * day + 3600, Double(d) + 1)]
+            })
+        }
+        try log.catchUpProjection()
+        #expect(try log.addInterest(.sensor(source: "purpleair", id: "1")))
+        #expect(try log.effectiveHorizonDays() == 14)
+        let vectors = try log.versionVectors(), events = try log.count(), last = try log.lastSeq()
+        var oldest: Event?
+        try log.forEach(stream: .sensor("purpleair.1")) { oldest = $0.event; return false }
+        let oldestEvent = try #require(oldest)
+        let r = try log.applyHorizon(nowSeconds: end)
+        let cutoff = EventLog.horizonCutoff(days: 14, nowSeconds: end)
+        #expect(r.cutoff == cutoff && cutoff <= end - 14 * day - 12 * 3600)
+        // Days 15 to 60 go (46 per sensor); the day-14 block holds readings after the cutoff and stays.
+        #expect(r.dropped == 2 * 46, "dropped \(r.dropped)")
+        #expect(try log.count() == events - r.dropped)
+        #expect(try log.versionVectors() == vectors, "the vectors still cover what was dropped")
+        #expect(try log.lastSeq() == last)
+        #expect(try log.projectedReadings(source: "purpleair", sensor: "1", from: 0, to: cutoff).isEmpty)
+        #expect(try log.projectedReadings(source: "purpleair", sensor: "1", from: cutoff, to: end + 1).count == 28)
+        // A dropped event offered again is taken as held, not as a conflict.
+        let again = try log.ingest([oldestEvent])
+        #expect(again.duplicates == 1 && again.conflicts == 0 && again.inserted == 0)
+        let gaps = try log.horizonGaps()
+        #expect(gaps.values.flatMap { $0.values.flatMap { $0 } }.reduce(0) { $0 + $1.count } == 92)
+        // Again later: nothing more until the cutoff moves; a day later two more go.
+        #expect(try log.applyHorizon(nowSeconds: end).dropped == 0)
+        #expect(try log.applyHorizon(nowSeconds: end + day).dropped == 2)
+        log.close()
+        let report = try EventLog.verify(at: path)
+        #expect(report.isClean, "\(report.problems)")
+        #expect(report.notes.contains { $0.message.contains("beyond this device's horizon") })
     }
 }
