@@ -96,14 +96,15 @@ enum DiffCommand {
             var reports: [StreamReport] = []
             // A replica with interests holds only the fact streams they name (and its subscription can name
             // streams the other side lacks): a fact stream one side does not hold at all is outside its interests.
-            let partialA = !(try A.interests().isEmpty), partialB = !(try B.interests().isEmpty)
+            let partialA = try subscribed(A), partialB = try subscribed(B)
             let gapsA = (try? A.horizonGaps()) ?? [:], gapsB = (try? B.horizonGaps()) ?? [:]
             for s in names {
                 progress("comparing \(s)")
                 var r = try compare(s, A, B, limit: limit, gapsA: gapsA[s] ?? [:], gapsB: gapsB[s] ?? [:], progress: progress)
+                // Only a stream the side does not subscribe to: one it subscribes to and lacks is a difference.
                 if s.isFactPartition {
-                    if partialA && r.vectorA.counters.isEmpty && !r.vectorB.counters.isEmpty { r.outsideInterestsOf = "A" }
-                    if partialB && r.vectorB.counters.isEmpty && !r.vectorA.counters.isEmpty { r.outsideInterestsOf = "B" }
+                    if let sub = partialA, !sub.contains(s), r.vectorA.counters.isEmpty, !r.vectorB.counters.isEmpty { r.outsideInterestsOf = "A" }
+                    if let sub = partialB, !sub.contains(s), r.vectorB.counters.isEmpty, !r.vectorA.counters.isEmpty { r.outsideInterestsOf = "B" }
                 }
                 reports.append(r)
             }
@@ -124,6 +125,18 @@ enum DiffCommand {
             && projections[0].stored != projections[1].stored
         let differs = streams.contains { $0.differs } || projections.contains { $0.bad } || crossDigest
         return (streams, projections, crossDigest, differs)
+    }
+
+    /// The fact streams a replica's interests name (for every user whose settings it holds), nil when it
+    /// declared none (it holds everything).
+    static func subscribed(_ log: EventLog) throws -> Set<StreamID>? {
+        guard !(try log.interests().isEmpty) else { return nil }
+        let users = try log.streams().compactMap { s -> String? in if case .user(let u) = s { return u } else { return nil } }
+        var out = Set<StreamID>()
+        for u in users.isEmpty ? [nil] : users.map(Optional.some) {
+            out.formUnion(try InterestResolver().subscription(log, user: u) ?? [])
+        }
+        return out
     }
 
     /// Compares one stream of the two logs.

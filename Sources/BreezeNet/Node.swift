@@ -370,7 +370,7 @@ final class Node {
             case .refused(let actions): peer.held = []; perform(peer, actions); return
             }
             switch m {
-            case .ping, .pong, .vectors, .vectorsPart, .reset:
+            case .ping, .pong, .vectors, .vectorsPart, .reset, .subscribe:
                 let t = now()
                 refillControlBudget(peer, now: t)
                 guard peer.controlTokens >= 1 else {
@@ -582,10 +582,18 @@ final class Node {
         let next: Set<StreamID>?
         do { next = try interests.subscription(log, user: user) } catch {
             config.log("resolving this replica's interests failed: \(error)")
+            // Fail closed: a device whose interests cannot be resolved asks for no fact stream rather than
+            // the whole city (nothing it holds is dropped for it).
+            if subscription == nil, (try? log.interests().isEmpty) == false {
+                subscription = []
+                for peer in readyPeers.values { perform(peer, peer.session.subscribe([])) }
+            }
             return
         }
-        guard next != subscription else { return }
+        guard next != subscription || dropPending else { return }
+        let changed = next != subscription
         subscription = next
+        dropPending = false
         if let next {
             do {
                 let unwanted = try log.heldFactStreams().filter { !next.contains($0) }
@@ -593,26 +601,32 @@ final class Node {
                     let n = try log.dropFactStreams(unwanted)
                     config.log("interests: \(next.count) streams wanted; dropped \(unwanted.count) no longer wanted (\(n) events)")
                     config.onCommit?(0)
-                } else {
+                } else if changed {
                     config.log("interests: \(next.count) streams wanted")
                 }
             } catch {
+                dropPending = true     // tried again at the next commit or poll
                 config.log("dropping the streams the interests no longer name failed: \(error)")
             }
-        } else {
+        } else if changed {
             config.log("interests: none, every stream wanted")
         }
-        for peer in readyPeers.values { perform(peer, peer.session.subscribe(next)) }
+        if changed { for peer in readyPeers.values { perform(peer, peer.session.subscribe(next)) } }
     }
+    /// A drop of streams no longer named failed (a busy database): `refreshSubscription` tries again.
+    private var dropPending = false
 
     /// Lets every session with room in its window read the log and send.
     private func pump() {
         var more = false
         for peer in readyPeers.values {
-            var rounds = 0
-            // Streams the peer subscribed to after its scan began: read by stream first (sync.md 6.7).
-            while peer.session.wantsEvents, let s = peer.session.catchingUp.min(),
-                  peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
+            var rounds = 0, reads = 0
+            // Streams the peer subscribed to after its scan began: read by stream first (sync.md 6.7), at
+            // most 64 reads per pump (a peer may name thousands of streams, most empty here), the rest at
+            // the next turn of the loop.
+            while peer.session.wantsEvents, let s = peer.session.catchingUp.first,
+                  peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 && reads < 64 {
+                reads += 1
                 let rows: [Event]
                 do { rows = try log.streamEvents(s, beyond: peer.session.peerVectors[s] ?? VersionVector(), limit: peer.session.readLimit) } catch {
                     config.log("reading stream \(s) failed: \(error)")
@@ -624,7 +638,7 @@ final class Node {
                 perform(peer, actions)
                 rounds += 1
             }
-            if rounds == 4 && peer.session.wantsEvents { more = true }
+            if (rounds == 4 || reads == 64) && peer.session.wantsEvents { more = true }
             while peer.session.wantsEvents && peer.conn.queuedBytes < config.maxQueuedBytes && rounds < 4 {
                 let limit = peer.session.readLimit
                 let rows: [EventLog.Entry]
@@ -720,6 +734,14 @@ final class Node {
     /// Applies this replica's horizon (sync.md 6.8): after commits that brought readings, and once a
     /// minute as the cutoff moves. Nothing without a horizon (a server keeps everything unless told).
     private func applyHorizon() {
+        // A cluster replica keeps everything: one with gaps could not give a new peer what it lacks.
+        guard config.credentials.scope != .cluster else {
+            if !horizonRefusalLogged, (try? log.horizonSetting()).flatMap({ $0 }).map({ $0 > 0 }) == true {
+                horizonRefusalLogged = true
+                config.log("horizon: not applied on a cluster replica (it keeps every reading for its peers); set it on devices")
+            }
+            return
+        }
         do {
             let r = try log.applyHorizon(nowSeconds: Int64(config.wallClock() / 1000))
             if r.dropped > 0, let c = r.cutoff {
@@ -731,6 +753,7 @@ final class Node {
         }
     }
     private var lastHorizonMillis: UInt64 = 0
+    private var horizonRefusalLogged = false
 
     private func everySecond() {
         let t = now()

@@ -105,8 +105,23 @@ extension EventLog {
     @discardableResult
     public func applyHorizon(nowSeconds: Int64) throws(StoreError) -> HorizonReport {
         var report = HorizonReport()
-        guard let days = try effectiveHorizonDays() else { return report }
-        let cutoff = EventLog.horizonCutoff(days: days, nowSeconds: nowSeconds)
+        let days = try effectiveHorizonDays()
+        // The projection's cutoff follows the horizon both ways: none (or a longer one) brings back what
+        // is still held before the old cutoff, by a rebuild (what was dropped stays dropped: the vectors
+        // cover it).
+        let newCutoff = days.map { EventLog.horizonCutoff(days: $0, nowSeconds: nowSeconds) } ?? 0
+        do {
+            let held = try projectionCutoff()
+            if held > 0 && (days == nil || newCutoff < held) {
+                try db.writeTransaction {
+                    try setMeta("horizon_cutoff", newCutoff)
+                    try setMeta("proj_version", 0)
+                    try setMeta("drop_generation", try dropGeneration() + 1)
+                }
+            }
+        } catch { throw StoreError.from(error, path: path) }
+        guard days != nil else { return report }
+        let cutoff = newCutoff
         report.cutoff = cutoff
         do {
             try db.writeTransaction {
@@ -135,12 +150,21 @@ extension EventLog {
                 var seqs: [Int64] = []
                 while try expired.step() { seqs += EventLog.decodeSeqs(expired.blob(1)) }
                 try db.execute("DELETE FROM reading_expiry WHERE hour < \(cutoff / 3600)")
-                let row = try db.prepare("SELECT stream, origin, epoch, counter FROM events WHERE seq = ?")
+                // A number filed here may since name another row (the newest row takes the greatest number
+                // when rows are deleted, `keepHighestSeq`): only a reading of a `sensor:` stream whose newest
+                // reading is before the cutoff goes.
+                let row = try db.prepare("""
+                    SELECT e.stream, e.origin, e.epoch, e.counter, e.data FROM events e JOIN streams s ON s.id = e.stream
+                    WHERE e.seq = ? AND e.type IN ('reading', 'reading.block') AND s.name LIKE 'sensor:%'
+                    """)
                 for seq in seqs {
                     row.reset()
                     try row.bind(1, seq)
-                    if let r = try row.first({ ($0.int(0), $0.int(1), $0.int(2), $0.int(3)) }) { doomed.append((seq, r.0, r.1, r.2, r.3)) }
+                    guard try row.step(), let e = try? Event(decoding: row.blob(4)), let rows = EventBody.readingRows(of: e),
+                          let newest = rows.rows.map(\.time).max(), newest < cutoff else { continue }
+                    doomed.append((seq, row.int(0), row.int(1), row.int(2), row.int(3)))
                 }
+                row.reset()
                 // 3. Drop them, remember their counters, and keep the greatest sequence number.
                 let del = try db.prepare("DELETE FROM events WHERE seq = ?")
                 for d in doomed {
@@ -239,6 +263,20 @@ extension EventLog {
         }
     }
 
+    /// True when `id` of stream `stream` (its key) is inside a range dropped beyond the horizon.
+    func droppedBeyondHorizon(stream: Int64, id: EventID) throws -> Bool {
+        let q = try db.cached("""
+            SELECT 1 FROM horizon_gaps WHERE stream = ? AND origin = ? AND epoch = ? AND first <= ? AND last >= ? LIMIT 1
+            """)
+        defer { q.reset() }
+        try q.bind(1, stream)
+        try q.bind(2, Int64(bitPattern: id.origin.replica.rawValue))
+        try q.bind(3, Int64(id.origin.epoch))
+        try q.bind(4, Int64(bitPattern: id.counter))
+        try q.bind(5, Int64(bitPattern: id.counter))
+        return try q.first { _ in true } ?? false
+    }
+
     /// The counter ranges dropped beyond the horizon, per stream and origin.
     public func horizonGaps() throws(StoreError) -> [StreamID: [Origin: [ClosedRange<UInt64>]]] {
         do {
@@ -256,10 +294,12 @@ extension EventLog {
     /// After rows were deleted: if the greatest sequence number went, the newest row left takes it, so no
     /// number is given out twice (readers keep positions in the log). Inside a write transaction.
     /// The moved row is read again by the next `applyHorizon` (its expiry was filed under its old number).
+    /// A projection checkpoint that covered the moved row moves with it.
     func keepHighestSeq(_ oldMax: Int64) throws {
         if let newMax = try db.scalarInt("SELECT max(seq) FROM events"), newMax < oldMax {
             try db.execute("UPDATE events SET seq = \(oldMax) WHERE seq = \(newMax)")
             try db.execute("UPDATE meta SET value = min(value, \(newMax - 1)) WHERE key = 'horizon_seq'")
+            try db.execute("UPDATE meta SET value = \(oldMax) WHERE key = 'proj_seq' AND value >= \(newMax)")
         }
     }
 }

@@ -112,9 +112,10 @@ extension EventLog {
                         if e.id.counter <= head.counter {
                             try insert.flush()   // the stored copy may still be queued
                             let stored = try storedHash(stream: head.key, id: e.id)
-                            // Covered by the head but not held: dropped beyond this device's horizon
-                            // (EventLog+Horizon), so taken as held, as sync would take it.
-                            if stored == e.hash || stored == nil {
+                            // Covered by the head but not held, and recorded as dropped beyond this device's
+                            // horizon (EventLog+Horizon): taken as held. Not recorded: a conflict, as before.
+                            let dropped = try stored == nil && droppedBeyondHorizon(stream: head.key, id: e.id)
+                            if stored == e.hash || dropped {
                                 report.duplicates += 1
                             } else {
                                 report.conflicts += 1

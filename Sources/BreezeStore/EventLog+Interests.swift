@@ -189,9 +189,9 @@ public final class InterestResolver {
     private var sensors: [String: Registered] = [:]
     private var bySensorID: [String: Set<String>] = [:]
 
-    /// Most streams one subscription names (`Protocol/sync.md` 6.7); interests that resolve to more are
-    /// refused.
-    public static let maxStreams = 65_536
+    /// Most streams one subscription names (`Protocol/sync.md` 6.7, `Message.maxSubscribedStreams`: what one
+    /// frame holds); interests that resolve to more are refused.
+    public static let maxStreams = 50_000
 
     public init() {}
 

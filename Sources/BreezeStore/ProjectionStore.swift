@@ -193,7 +193,7 @@ extension EventLog {
             if let r = EventBody.readingValues(of: e, into: &scratch) {
                 // A reading belongs in `public` or a `sensor:` stream (`EventBody.type(_:belongsIn:)`), checked
                 // without its table look-up.
-                guard !scratch.isEmpty, r.time >= cutoff else { return }
+                guard !scratch.isEmpty, cutoff == 0 || r.time >= cutoff else { return }
                 switch e.stream { case .public, .sensor: break; default: return }
                 pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time)), default: ReadingBucket.Pending()]
                     .add(time: r.time, stamp: e.stamp, values: scratch)
@@ -201,7 +201,7 @@ extension EventLog {
             }
             if let r = EventBody.readingRows(of: e) {
                 guard EventBody.type(e.type, belongsIn: e.stream) else { return }
-                for row in r.rows where !row.values.isEmpty && row.time >= cutoff {
+                for row in r.rows where !row.values.isEmpty && (cutoff == 0 || row.time >= cutoff) {
                     pending[BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(row.time)), default: ReadingBucket.Pending()]
                         .add(time: row.time, stamp: e.stamp, values: row.values)
                 }

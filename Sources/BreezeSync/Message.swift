@@ -107,8 +107,9 @@ public enum Message: Equatable, Sendable {
         }
     }
 
-    /// Most streams one `subscribe` lists (`Protocol/sync.md` 6.7).
-    public static let maxSubscribedStreams = 65_536
+    /// Most streams one `subscribe` lists (`Protocol/sync.md` 6.7): 50,000 names of at most 72 bytes fit
+    /// one frame (4 MiB).
+    public static let maxSubscribedStreams = 50_000
 
     /// Version 1 and 2 nonces and X25519 keys are 32 bytes.
     public static let nonceLength = 32

@@ -503,12 +503,21 @@ public struct SyncSession: Sendable {
             }
             let old = peerSubscription
             let new = list.map(Set.init)
+            // Every fact stream wanted again restarts the scan of the whole log, as `vectors` does: spaced
+            // as `vectors` are (6.6), so flipping between the two modes cannot make this side rescan at will.
+            let t = config.monotonicClock()
+            if vectorsReceived, new == nil, old != nil, let last = lastVectorsAcceptedMillis, t < last &+ Self.resyncIntervalMillis / 2 {
+                return fail(.unexpected, "subscribe to every stream \(t &- last) ms after the last rescan: at most one per \(Self.resyncIntervalMillis / 2000) s")
+            }
             peerSubscription = new
+            // What the peer held of a stream it no longer wants, it drops (6.7): forget it, so a later
+            // subscription reads the stream whole.
+            if let old { for s in old where !(new?.contains(s) ?? true) { peerVectors[s] = nil } }
             guard vectorsReceived else { return [] }   // the first scan has not begun: it applies the filter
             guard let new else {
                 // Every fact stream wanted again: scan the whole log (what the peer holds is skipped).
                 catchingUp = []
-                if old != nil { cursor = 0; return [.rescan] }
+                if old != nil { cursor = 0; lastVectorsAcceptedMillis = t; return [.rescan] }
                 return []
             }
             catchingUp.formIntersection(new)

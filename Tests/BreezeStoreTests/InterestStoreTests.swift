@@ -139,4 +139,47 @@ struct HorizonStoreTests {
         #expect(report.isClean, "\(report.problems)")
         #expect(report.notes.contains { $0.message.contains("beyond this device's horizon") })
     }
+
+    @Test func aNumberFiledForExpiryThatNowNamesAnotherRowDropsNothingButAReading() throws {
+        let dir = TempDir()
+        let path = dir.file("a.db")
+        let log = try EventLog.create(at: path, options: testOptions())
+        let end: Int64 = 1_750_000_000 / 3600 * 3600
+        _ = try log.appendFacts([InterestStoreTests.register("1", 1, 1), InterestStoreTests.reading("1", end, 1)])
+        #expect(try log.addInterest(.sensor(source: "purpleair", id: "1")))
+        _ = try log.append(.favouriteAdd(sensor: "1"), to: .user("ana"))
+        // The newest row: a reading of sensor 2, filed to expire 14 days on; then its stream is dropped,
+        // and the favourite takes its number.
+        _ = try log.appendFacts([InterestStoreTests.reading("2", end, 2)])
+        let filed = try log.lastSeq()
+        try log.applyHorizon(nowSeconds: end)
+        #expect(try log.dropFactStreams([.sensor("purpleair.2")]) == 1)
+        #expect(try log.lastSeq() == filed)
+        // Long after: sensor 1's reading goes; the favourite, now at the filed number, stays.
+        let r = try log.applyHorizon(nowSeconds: end + 30 * 86_400)
+        #expect(r.dropped == 1)
+        #expect(try log.userState(user: "ana").favourites.contains("1"))
+        log.close()
+        let report = try EventLog.verify(at: path)
+        #expect(report.isClean, "\(report.problems)")
+    }
+
+    @Test func removingTheHorizonShowsAgainWhatIsStillHeldBeforeTheOldCutoff() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        let end: Int64 = 1_750_000_000 / 3600 * 3600
+        let cutoff = EventLog.horizonCutoff(days: 14, nowSeconds: end)
+        // One block straddles the cutoff: kept, its older reading hidden by the projection's cutoff.
+        _ = try log.appendFacts([InterestStoreTests.register("1", 1, 1), InterestStoreTests.reading("1", cutoff - 1800, 1),
+                                 InterestStoreTests.reading("1", cutoff + 1800, 2)])
+        #expect(try log.addInterest(.sensor(source: "purpleair", id: "1")))
+        #expect(try log.applyHorizon(nowSeconds: end).dropped == 0)
+        try log.catchUpProjection()
+        #expect(try log.projectedReadings(source: "purpleair", sensor: "1", from: 0, to: end).count == 1)
+        try log.setHorizon(days: nil)
+        try log.applyHorizon(nowSeconds: end)
+        try log.catchUpProjection()
+        #expect(try log.projectedReadings(source: "purpleair", sensor: "1", from: 0, to: end).count == 2)
+        #expect(throws: StoreError.self) { try log.setHorizon(days: 0) }
+    }
 }

@@ -117,7 +117,10 @@ struct SubscriptionTests {
 
     @Test func subscribingToEverythingAgainRescansAndNoSubscriptionIsTheDefault() {
         var rng = SeededRandom(seed: 5)
-        let (phone, server) = F.pair(client: F.config(F.phone, .user("ana")), server: F.config(F.server))
+        let clock = DeviceGuardTests.ManualClock()
+        var serverConfig = F.config(F.server)
+        serverConfig.monotonicClock = { clock.read() }
+        let (phone, server) = F.pair(client: F.config(F.phone, .user("ana")), server: serverConfig)
         var link = Link(client: phone, server: server)
         // No subscription: nothing is sent for it, and the server offers every stream.
         #expect(F.sent(link.client.subscribe(nil)).isEmpty)
@@ -128,11 +131,44 @@ struct SubscriptionTests {
         for s in [StreamID.sensor("a"), .sensor("b"), .sensor("a"), .pollen("1_2")] { log.append(s, F.server) }
         Self.pump(&link, log, &rng)
         #expect(Set(link.storedByClient.map(\.stream)) == [.sensor("a")])
-        // Back to everything: the scan starts over, and the rest arrives, nothing twice.
+        // Back to everything (5 s after the vectors): the scan starts over, and the rest arrives, nothing twice.
+        clock.advance(5_000)
         link.send(link.client.subscribe(nil), fromClient: true)
         #expect(link.server.cursor == 0)
         Self.pump(&link, log, &rng)
         #expect(link.storedByClient.count == 4 && Self.contiguous(link.storedByClient) != nil)
+    }
+
+    @Test func aStreamWantedAgainIsSentWholeAndFlippingToEverythingIsSpaced() {
+        var rng = SeededRandom(seed: 9)
+        let clock = DeviceGuardTests.ManualClock()
+        var server = F.config(F.server)
+        server.monotonicClock = { clock.read() }
+        let (phone, s) = F.pair(client: F.config(F.phone, .user("ana")), server: server)
+        var link = Link(client: phone, server: s)
+        link.send(link.client.subscribe([.sensor("a")]), fromClient: true)
+        link.send(link.client.sendVectors(local: [:]), fromClient: true)
+        var log = Log()
+        for _ in 0..<5 { log.append(.sensor("a"), F.server) }
+        Self.pump(&link, log, &rng)
+        #expect(link.storedByClient.count == 5)
+        // The device drops the stream, then wants it again: the server forgot what it had sent, and sends it whole.
+        link.send(link.client.subscribe([.sensor("b")]), fromClient: true)
+        #expect(link.server.peerVectors[.sensor("a")] == nil)
+        link.send(link.client.subscribe([.sensor("a"), .sensor("b")]), fromClient: true)
+        Self.pump(&link, log, &rng)
+        #expect(link.storedByClient.count == 10)
+        // Everything again: 5 s after the vectors it is taken (a rescan); at once after that, refused (a
+        // rescan at will).
+        var spaced = link
+        clock.advance(5_000)
+        spaced.send(spaced.client.subscribe(nil), fromClient: true)
+        #expect(spaced.server.state == .ready && spaced.server.peerSubscription == nil && spaced.server.cursor == 0)
+        link.send(link.client.subscribe(nil), fromClient: true)
+        #expect(link.server.state == .ready, "5 s after the vectors")
+        link.send(link.client.subscribe([.sensor("a")]), fromClient: true)
+        link.send(link.client.subscribe(nil), fromClient: true)
+        #expect(link.server.state == .closed, "a second rescan within 5 s is refused")
     }
 
     @Test func aSubscriptionMustNameFactStreamsSortedOnce() throws {
