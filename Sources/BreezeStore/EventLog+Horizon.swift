@@ -128,10 +128,11 @@ extension EventLog {
                 let oldMax = try db.scalarInt("SELECT max(seq) FROM events") ?? 0
                 var doomed: [(seq: Int64, stream: Int64, origin: Int64, epoch: Int64, counter: Int64)] = []
                 var expiring: [Int64: [Int64]] = [:]     // hour -> seqs
-                // 1. Reading events not seen yet: dropped at once when too old, else filed by expiry hour.
+                // 1. Reading events not seen yet: dropped at once when too old, else filed by expiry hour. (CROSS
+                // JOIN keeps SQLite reading `events` by sequence number, from where the last call stopped.)
                 let from = try db.cached("SELECT value FROM meta WHERE key = 'horizon_seq'").first { $0.int(0) } ?? 0
                 let q = try db.cached("""
-                    SELECT e.seq, e.stream, e.origin, e.epoch, e.counter, e.data FROM events e JOIN streams s ON s.id = e.stream
+                    SELECT e.seq, e.stream, e.origin, e.epoch, e.counter, e.data FROM events e CROSS JOIN streams s ON s.id = e.stream
                     WHERE e.seq > ? AND e.type IN ('reading', 'reading.block') AND s.name LIKE 'sensor:%' ORDER BY e.seq
                     """)
                 try q.bind(1, from)

@@ -125,13 +125,17 @@ extension EventLog {
         do {
             let last = try db.scalarInt("SELECT max(seq) FROM events") ?? afterSeq
             guard let key = try streamKey(.public, create: false) else { return (max(last, afterSeq), []) }
-            let q = try db.cached("SELECT data FROM events WHERE seq > ? AND seq <= ? AND type = 'sensor.register' AND stream = ? AND flags & 2 = 0")
+            // The stream is checked here, not in SQL: with it in the WHERE clause SQLite may read the whole
+            // of `public` along `events_id` instead of the sequence numbers since the last call.
+            let q = try db.cached("SELECT data, stream, flags FROM events WHERE seq > ? AND seq <= ? AND type = 'sensor.register'")
             defer { q.reset() }
             try q.bind(1, afterSeq)
             try q.bind(2, last)
-            try q.bind(3, key)
             var out: [Event] = []
-            while try q.step() { if let e = try? Event(decoding: q.blob(0)) { out.append(e) } }
+            while try q.step() {
+                guard q.int(1) == key, q.int(2) & 2 == 0 else { continue }
+                if let e = try? Event(decoding: q.blob(0)) { out.append(e) }
+            }
             return (max(last, afterSeq), out)
         } catch { throw StoreError.from(error, path: path) }
     }
