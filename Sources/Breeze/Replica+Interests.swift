@@ -73,12 +73,9 @@ extension Replica {
     }
 
     private static func check(_ interest: Interest) throws(BreezeError) {
-        // `Interest(words:)` checks text; values built in code are checked by the same rules here.
+        // Values built in code are checked by the rules of the text form: it is parsed back (radius, box, place).
         do { _ = try Interest(words: interest.description.split(separator: " ").map(String.init)) } catch {
             throw BreezeError(.invalidArgument, "interest '\(interest)': \(error.description)")
-        }
-        if case .near(_, _, let km) = interest, !(km > 0 && km <= Interest.maxRadiusKm) {
-            throw BreezeError(.invalidArgument, "interest '\(interest)': radius must be above 0 and at most \(Int(Interest.maxRadiusKm)) km")
         }
     }
 }

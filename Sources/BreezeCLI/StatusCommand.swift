@@ -9,12 +9,12 @@ enum StatusCommand {
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         _ = try Arguments(args, usage: usage).expect([])
-        let (local, peers, node, replica, now, interests, held, horizon) = try ctx.withLog { log in
+        let (local, peers, node, replica, now, interests, held, horizon, streams) = try ctx.withLog { log in
             let p = try log.peerStatuses()
             return (try log.versionVectors(), p.peers, p.node, log.replica, SystemClock.nowMillis(),
-                    try log.interests(), try log.heldFactStreams(), try log.effectiveHorizonDays())
+                    try log.interests(), try log.heldFactStreams(), try log.effectiveHorizonDays(),
+                    try InterestResolver().subscription(log, user: ctx.user))
         }
-        let streams = try ctx.withLog { log in try InterestResolver().subscription(log, user: ctx.user) }
         let running = node?.isRunning(now: now) ?? false
         if ctx.json {
             ctx.console.out(JSONValue.object([

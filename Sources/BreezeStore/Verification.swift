@@ -135,8 +135,6 @@ extension EventLog {
         var runs: [OriginKey: CounterRun] = [:]
         /// Counters dropped beyond a device's horizon (`horizon_gaps`): missing, but not lost.
         var gaps: [OriginKey: [ClosedRange<UInt64>]] = [:]
-        /// How many missing counters those ranges explained.
-        var beyondHorizon: UInt64 = 0
 
         func dropped(_ key: OriginKey, _ r: ClosedRange<UInt64>) -> Bool {
             gaps[key]?.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } ?? false
@@ -193,7 +191,6 @@ extension EventLog {
             if counter == run.last + 1 {
                 run.last = counter
             } else if counter > run.last + 1 && scan.dropped(key, (run.last + 1)...(counter - 1)) {
-                scan.beyondHorizon += counter - 1 - run.last
                 run.last = counter
             } else if counter > run.last + 1 {
                 let missing = run.last + 1 == counter - 1 ? "counter \(run.last + 1) is" : "counters \(run.last + 1)...\(counter - 1) are"

@@ -717,13 +717,7 @@ public struct SyncSession: Sendable {
                 taken = seq
                 continue
             }
-            if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes {
-                flush(&batch, &bytes, into: &out)
-                if inFlight.count >= config.window { break }
-            }
-            peerVectors[e.stream, default: VersionVector()].advance(to: e.id)
-            batch.append(e)
-            bytes += e.encoded.count
+            guard add(e, to: &batch, &bytes, out: &out) else { break }
             taken = seq
         }
         flush(&batch, &bytes, into: &out)
@@ -741,13 +735,7 @@ public struct SyncSession: Sendable {
         var bytes = 0
         for e in events where e.stream == stream && sends(e, grants) {
             guard peerVectors[stream]?[e.id.origin] ?? 0 == e.id.counter - 1 else { continue }
-            if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes {
-                flush(&batch, &bytes, into: &out)
-                if inFlight.count >= config.window { break }
-            }
-            peerVectors[stream, default: VersionVector()].advance(to: e.id)
-            batch.append(e)
-            bytes += e.encoded.count
+            guard add(e, to: &batch, &bytes, out: &out) else { break }
         }
         flush(&batch, &bytes, into: &out)
         return out
@@ -775,6 +763,19 @@ public struct SyncSession: Sendable {
         guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else { return false }
         if !grants.localIsCluster && e.id.origin.replica != config.replica { return false }
         if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
+        return true
+    }
+
+    /// Adds `e` to the batch being built (sending the batch first when `e` would overfill it) and counts it
+    /// as the peer's; false, with nothing added, when the window has no room for another batch.
+    private mutating func add(_ e: Event, to batch: inout [Event], _ bytes: inout Int, out: inout [Action]) -> Bool {
+        if batch.count == config.batchEvents || bytes + e.encoded.count > config.batchBytes {
+            flush(&batch, &bytes, into: &out)
+            if inFlight.count >= config.window { return false }
+        }
+        peerVectors[e.stream, default: VersionVector()].advance(to: e.id)
+        batch.append(e)
+        bytes += e.encoded.count
         return true
     }
 

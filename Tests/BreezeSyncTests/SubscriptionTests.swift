@@ -115,13 +115,18 @@ struct SubscriptionTests {
         }
     }
 
+    /// ana's phone and the server, ready, joined by a link; the server's monotonic clock is `clock`.
+    static func phoneAndServer(_ clock: DeviceGuardTests.ManualClock) -> Link {
+        var server = F.config(F.server)
+        server.monotonicClock = { clock.read() }
+        let (phone, s) = F.pair(client: F.config(F.phone, .user("ana")), server: server)
+        return Link(client: phone, server: s)
+    }
+
     @Test func subscribingToEverythingAgainRescansAndNoSubscriptionIsTheDefault() {
         var rng = SeededRandom(seed: 5)
         let clock = DeviceGuardTests.ManualClock()
-        var serverConfig = F.config(F.server)
-        serverConfig.monotonicClock = { clock.read() }
-        let (phone, server) = F.pair(client: F.config(F.phone, .user("ana")), server: serverConfig)
-        var link = Link(client: phone, server: server)
+        var link = Self.phoneAndServer(clock)
         // No subscription: nothing is sent for it, and the server offers every stream.
         #expect(F.sent(link.client.subscribe(nil)).isEmpty)
         #expect(link.server.peerSubscription == nil)
@@ -142,10 +147,7 @@ struct SubscriptionTests {
     @Test func aStreamWantedAgainIsSentWholeAndFlippingToEverythingIsSpaced() {
         var rng = SeededRandom(seed: 9)
         let clock = DeviceGuardTests.ManualClock()
-        var server = F.config(F.server)
-        server.monotonicClock = { clock.read() }
-        let (phone, s) = F.pair(client: F.config(F.phone, .user("ana")), server: server)
-        var link = Link(client: phone, server: s)
+        var link = Self.phoneAndServer(clock)
         link.send(link.client.subscribe([.sensor("a")]), fromClient: true)
         link.send(link.client.sendVectors(local: [:]), fromClient: true)
         var log = Log()
