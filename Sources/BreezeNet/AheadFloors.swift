@@ -1,11 +1,13 @@
 import BreezeCore
 import BreezeStore
 
-/// Reads a stream's ahead floor (`EventLog.aheadOfClock(in:)`) for `SyncSession.Config.aheadFloor`, which
-/// lets a device's write that supersedes a far-ahead value through the 24-hour bound (`Protocol/sync.md` 6.6).
+/// What a session asks of the node's log while it runs: a stream's ahead floor (`EventLog.aheadOfClock(in:)`)
+/// for `SyncSession.Config.aheadFloor`, which lets a device's write that supersedes a far-ahead value through
+/// the 24-hour bound (`Protocol/sync.md` 6.6), and an event's stored origin signature
+/// (`EventLog.signature(of:)`) for `SyncSession.Config.storedSignature`, sent with it (6.9).
 ///
 /// `@unchecked Sendable`: it holds the node's `EventLog`, which is not thread-safe. The closure is called
-/// only from `SyncSession.receive`, which the node runs on its loop thread, the only thread that uses the log.
+/// only from `SyncSession`'s inputs (`receive`, `offer`), which the node runs on its loop thread, the only thread that uses the log.
 final class AheadFloors: @unchecked Sendable {
     private let log: EventLog
 
@@ -15,5 +17,11 @@ final class AheadFloors: @unchecked Sendable {
     /// applies as is).
     var lookup: @Sendable (StreamID) -> HLC {
         { [self] stream in (try? log.aheadOfClock(in: stream)) ?? .zero }
+    }
+
+    /// The signature held for an event, or nil when there is none or it cannot be read (the event then
+    /// goes unsigned from the cluster, and a device does not relay it).
+    var signature: @Sendable (Event) -> OriginSignature? {
+        { [self] e in (try? log.signature(of: e)) ?? nil }
     }
 }

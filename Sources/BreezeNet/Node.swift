@@ -40,7 +40,7 @@ final class Node {
     /// Peers whose session has become ready: the only ones `pump` has to look at.
     private var readyPeers: [ObjectIdentifier: Peer] = [:]
     private var dialers: [Dialer] = []
-    private var pending: [(peer: Peer, batch: UInt64, events: [Event])] = []
+    private var pending: [(peer: Peer, batch: UInt64, events: [Event], signatures: [Int: OriginSignature])] = []
     /// Outbound connections not yet established, with when they started (closed on timeout or shutdown).
     private var connecting: [ObjectIdentifier: (conn: Connection, started: UInt64)] = [:]
     /// When shutdown began.
@@ -318,6 +318,7 @@ final class Node {
         sc.wallClock = config.wallClock
         sc.revocations = revocations
         sc.aheadFloor = floors.lookup
+        sc.storedSignature = floors.signature
         // Certificates are checked against the real clock (not `wallClock`, which tests shift).
         let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
         let peer = Peer(conn: conn, session: session,
@@ -438,8 +439,8 @@ final class Node {
                 perform(peer, peer.session.subscribe(subscription))
                 sendVectors(peer)
                 statusChanged = true
-            case .ingest(let batch, let events):
-                pending.append((peer, batch, events))
+            case .ingest(let batch, let events, let signatures):
+                pending.append((peer, batch, events, signatures))
             case .rescan:
                 wake()
             case .resendVectors:
@@ -510,7 +511,8 @@ final class Node {
                 // ahead floor beyond a day (sync.md 6.6); the cluster's are not bounded.
                 let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers",
                                              syncLater: true,
-                                             fromDevice: work.map { !($0.peer.session.grants?.peerIsCluster ?? false) })
+                                             fromDevice: work.map { !($0.peer.session.grants?.peerIsCluster ?? false) },
+                                             signatures: work.map(\.signatures))
                 let inserted = reports.reduce(0) { $0 + $1.inserted }
                 if inserted > 0 {
                     refreshRevocations()
@@ -565,6 +567,7 @@ final class Node {
         }
         guard added else { return }
         for peer in Array(peers.values) {
+            peer.session.revocationsChanged(revocations)
             guard let device = peer.session.peerCertificate, let r = revocations.revocation(of: peer.session.peerChain) else { continue }
             let why = SyncSession.revokedMessage(device, r)
             config.log("peer \(peer.address): closing: \(why)")

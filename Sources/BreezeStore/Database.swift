@@ -123,6 +123,8 @@ final class Database {
 
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
+    /// The row id of the last row this connection inserted.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
 // A connection belongs to one thread at a time: the `EventLog` that owns it.

@@ -56,11 +56,13 @@ extension EventLog {
     ///   and the caller must call `syncWAL()` before it acknowledges them. Without it (the default) they are
     ///   on disk when this returns.
     public func ingest(groups: [[Event]], source: String? = nil, syncLater: Bool,
-                       fromDevice: [Bool] = []) throws(StoreError) -> [IngestReport] {
-        guard syncLater && options.durability == .full else { return try ingest(groups: groups, source: source, fromDevice: fromDevice) }
+                       fromDevice: [Bool] = [], signatures: [[Int: OriginSignature]] = []) throws(StoreError) -> [IngestReport] {
+        guard syncLater && options.durability == .full else {
+            return try ingest(groups: groups, source: source, fromDevice: fromDevice, signatures: signatures)
+        }
         do { try db.execute("PRAGMA synchronous=NORMAL") } catch { throw StoreError.from(error, path: path) }
         defer { try? db.execute("PRAGMA synchronous=FULL") }
-        return try ingest(groups: groups, source: source, fromDevice: fromDevice)
+        return try ingest(groups: groups, source: source, fromDevice: fromDevice, signatures: signatures)
     }
 
     /// Syncs the write-ahead log (through SQLite's VFS, as a `synchronous=FULL` commit does): after
@@ -75,7 +77,11 @@ extension EventLog {
     ///   events raise a stream's ahead floor to at most `HybridClock.deviceMaxAheadMillis` past the wall
     ///   clock. Groups past its end, and files, are not bounded: the cluster and the user's own files relay
     ///   whatever exists.
-    public func ingest(groups: [[Event]], source: String? = nil, fromDevice: [Bool] = []) throws(StoreError) -> [IngestReport] {
+    /// - Parameter signatures: per group, origin signatures by index in the group (already verified by the
+    ///   session, `Protocol/sync.md` 6.9): each is kept for its event when the event is stored or already held
+    ///   with the same hash, never for a conflicting one.
+    public func ingest(groups: [[Event]], source: String? = nil, fromDevice: [Bool] = [],
+                       signatures: [[Int: OriginSignature]] = []) throws(StoreError) -> [IngestReport] {
         do {
             return try db.writeTransaction { () throws -> [IngestReport] in
                 var reports: [IngestReport] = []
@@ -92,9 +98,10 @@ extension EventLog {
                 var originsStarted: [OriginCountKey: Int] = [:]  // new origins of (stream, replica) in this transaction
                 for (g, events) in groups.enumerated() {
                     let fromDeviceGroup = g < fromDevice.count && fromDevice[g]
+                    let signed = g < signatures.count ? signatures[g] : [:]
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
-                    for e in events {
+                    for (i, e) in events.enumerated() {
                         if slot?.stream != e.stream || slot?.origin != e.id.origin {
                             if let s = slot { heads[s] = head }
                             let k = HeadKey(stream: e.stream, origin: e.id.origin)
@@ -117,6 +124,7 @@ extension EventLog {
                             let dropped = try stored == nil && droppedBeyondHorizon(stream: head.key, id: e.id)
                             if stored == e.hash || dropped {
                                 report.duplicates += 1
+                                if stored != nil, let sig = signed[i] { try storeSignature(sig, stream: head.key, id: e.id) }
                             } else {
                                 report.conflicts += 1
                                 try recordConflict(e, storedHash: stored ?? [], source: source, wall: wall)
@@ -163,6 +171,7 @@ extension EventLog {
                         head.dirty = true
                         report.inserted += 1
                         report.stored.append(e)
+                        if let sig = signed[i] { try storeSignature(sig, stream: head.key, id: e.id) }
                     }
                     reports.append(report)
                 }

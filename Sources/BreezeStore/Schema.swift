@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 7
+    static let current: Int64 = 8
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -84,6 +84,15 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS horizon_gaps(stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
             first INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch, first)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS reading_expiry(hour INTEGER PRIMARY KEY, seqs BLOB NOT NULL) WITHOUT ROWID;
+        """,
+        // 7 -> 8: origin signatures of a user's events (EventLog+Signatures, sync.md 6.9), kept beside the events
+        // so that a device can relay another device's: each distinct signer chain once, then one row per event,
+        // keyed by the event's id (not its seq, which `keepHighestSeq` may move).
+        """
+        CREATE TABLE IF NOT EXISTS signers(id INTEGER PRIMARY KEY, chain BLOB NOT NULL UNIQUE);
+        CREATE TABLE IF NOT EXISTS event_signatures(stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
+            counter INTEGER NOT NULL, signer INTEGER NOT NULL, signature BLOB NOT NULL,
+            PRIMARY KEY(stream, origin, epoch, counter)) WITHOUT ROWID;
         """,
     ]
 

@@ -69,6 +69,10 @@ public enum Message: Equatable, Sendable {
     /// fact stream (the default of a session). A device with interests sends it before its first `vectors`,
     /// and again when they change.
     case subscribe([StreamID]?)
+    /// Origin signatures of events of the batch numbered `batch`, which follows it at once (`Protocol/sync.md`
+    /// 6.9): each entry names an event by its index in that batch. Sent only when the batch holds events
+    /// with a signature.
+    case signatures(batch: UInt64, [SignatureEntry])
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])
     /// A batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check, then event
@@ -98,6 +102,7 @@ public enum Message: Equatable, Sendable {
         case .vectorsPart: return 0x15
         case .subscribe: return 0x16
         case .events: return 0x11
+        case .signatures: return 0x17
         case .ack: return 0x12
         case .packed: return 0x13
         case .reset: return 0x14
@@ -121,7 +126,7 @@ public enum Message: Equatable, Sendable {
     /// True for the types that travel inside `sealed` frames after the handshake (section 2.1).
     static func isSealable(_ type: UInt8) -> Bool {
         switch type {
-        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x20, 0x21, 0x7F: return true
+        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x20, 0x21, 0x7F: return true
         default: return false
         }
     }
@@ -147,6 +152,18 @@ public enum Message: Equatable, Sendable {
         case .events(let batch, let events):
             w.varint(batch)
             w.array(events) { w, e in w.blob(e.encoded) }
+        case .signatures(let batch, let entries):
+            // Each distinct chain once, in order of first use; entries refer to it by number.
+            var chains: [[[UInt8]]] = [], number: [[[UInt8]]: Int] = [:]
+            for en in entries where number[en.signature.chain] == nil {
+                number[en.signature.chain] = chains.count
+                chains.append(en.signature.chain)
+            }
+            w.varint(batch)
+            w.array(chains) { w, c in w.array(c) { w, cert in w.blob(cert) } }
+            w.array(entries) { w, en in
+                w.varint(UInt64(en.index)); w.varint(UInt64(number[en.signature.chain]!)); w.raw(en.signature.signature)
+            }
         case .packed(let bytes): w.raw(bytes)
         case .reset: break
         case .ack(let batch, let inserted, let duplicates):
@@ -213,6 +230,25 @@ public enum Message: Equatable, Sendable {
             m = .events(batch: batch, events: try r.array { (r: inout ByteReader) throws(DecodingError) in
                 try Event(decoding: try r.blob())
             })
+        case 0x17:
+            let batch = try r.varint()
+            let chains = try r.array { (r: inout ByteReader) throws(DecodingError) -> [[UInt8]] in
+                let chain = try r.array { (r: inout ByteReader) throws(DecodingError) in try r.blob() }
+                guard (1...2).contains(chain.count) else { throw DecodingError.malformed("a signer chain of \(chain.count) certificates") }
+                return chain
+            }
+            var last: Int?
+            let entries = try r.array { (r: inout ByteReader) throws(DecodingError) -> SignatureEntry in
+                let index = try r.varint(), chain = try r.varint()
+                guard index < UInt64(Int32.max), last.map({ UInt64($0) < index }) ?? true else {
+                    throw DecodingError.malformed("signature indices not increasing at \(index)")
+                }
+                guard chain < UInt64(chains.count) else { throw DecodingError.malformed("signature names chain \(chain) of \(chains.count)") }
+                last = Int(index)
+                return SignatureEntry(index: Int(index), signature: OriginSignature(chain: chains[Int(chain)], signature: try r.raw(64)))
+            }
+            guard !entries.isEmpty else { throw DecodingError.malformed("signatures with no entry") }
+            m = .signatures(batch: batch, entries)
         case 0x12:
             let batch = try r.varint(), ins = try r.varint(), dup = try r.varint()
             guard ins <= UInt64(UInt32.max), dup <= UInt64(UInt32.max) else { throw DecodingError.malformed("ack counts") }
@@ -238,5 +274,15 @@ public struct StreamVector: Equatable, Sendable {
     public init(stream: StreamID, vector: VersionVector) {
         self.stream = stream
         self.vector = vector
+    }
+}
+
+/// One event's origin signature in a `signatures` message: the event's index in its batch, and the signature.
+public struct SignatureEntry: Equatable, Sendable {
+    public var index: Int
+    public var signature: OriginSignature
+    public init(index: Int, signature: OriginSignature) {
+        self.index = index
+        self.signature = signature
     }
 }

@@ -67,6 +67,10 @@ public struct SyncSession: Sendable {
         /// (`Protocol/sync.md` 4.10). The node gives each new session the set it holds then, and closes
         /// sessions already open when a new revocation arrives.
         public var revocations: Revocations?
+        /// The origin signature this side holds for an event of another replica (`EventLog.signature(of:)`), sent
+        /// with it (`Protocol/sync.md` 6.9); this replica's own events it signs itself. A device relays another
+        /// replica's event only when it holds its signature.
+        public var storedSignature: @Sendable (Event) -> OriginSignature? = { _ in nil }
         /// Monotonic milliseconds, for the spacing of `vectors` (`resyncIntervalMillis`).
         public var monotonicClock: @Sendable () -> UInt64 = SyncSession.systemMonotonicMillis
 
@@ -93,8 +97,9 @@ public struct SyncSession: Sendable {
         case close(reason: String)
         /// The peer is authenticated; the shell should now call `sendVectors(local:)`.
         case authenticated(peer: ReplicaID, scope: Scope)
-        /// Store these events (one transaction), then call `committed(batch:report:)`.
-        case ingest(batch: UInt64, events: [Event])
+        /// Store these events (one transaction), with the origin signatures that came with them (by index in
+        /// `events`, each verified), then call `committed(batch:report:)`.
+        case ingest(batch: UInt64, events: [Event], signatures: [Int: OriginSignature] = [:])
         /// The peer's vectors arrived or changed: scanning for this peer restarts at `cursor`.
         case rescan
         /// The shell should send this replica's vectors again (after a gap was detected).
@@ -157,6 +162,12 @@ public struct SyncSession: Sendable {
     /// The packed-event contexts of this connection, one per direction (`Protocol/sync.md` 3.1).
     private var packer: PackedEncoder
     private var unpacker = PackedDecoder()
+    /// Checks the origin signatures that come with the peer's events.
+    private var verifier: SignatureVerifier
+    /// The `signatures` message received for the next batch, if any.
+    private var pendingSignatures: [SignatureEntry]?
+    /// This replica's chain, encoded, as it signs its own events.
+    private let ownChain: [[UInt8]]
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
     /// get none for too long).
     public private(set) var acksReceived = 0
@@ -208,8 +219,16 @@ public struct SyncSession: Sendable {
                                  prologue: Self.prologue(minVersion: config.versions.lowerBound, maxVersion: config.versions.upperBound),
                                  staticPrivateKey: config.credentials.staticPrivateKey, ephemeralPrivateKey: ephemeralKey)
         self.ephemeralKey = ephemeralKey
+        verifier = SignatureVerifier(authority: config.credentials.authority, revocations: config.revocations)
+        ownChain = config.credentials.chain.map(\.encoded)
     }
     private let ephemeralKey: [UInt8]
+
+    /// The revocations the node now holds (one arrived): relayed events signed by a key they revoke are
+    /// refused from now on. (Sessions whose peer they revoke the node closes.)
+    public mutating func revocationsChanged(_ revocations: Revocations) {
+        verifier.revocations = revocations
+    }
 
     /// Starts the session: the client sends `handshake1`, the server waits for one.
     public mutating func start() -> [Action] {
@@ -523,6 +542,13 @@ public struct SyncSession: Sendable {
             catchingUp.formIntersection(new)
             if let old { catchingUp.formUnion(new.subtracting(old)) }
             return catchingUp.isEmpty ? [] : [.rescan]
+        case .signatures(let batch, let entries):
+            // Section 6.9: they belong to the batch that follows at once.
+            guard batch == expectedBatch, pendingSignatures == nil else {
+                return fail(.unexpected, "signatures for batch \(batch) while batch \(expectedBatch) is next\(pendingSignatures == nil ? "" : " and has its signatures")")
+            }
+            pendingSignatures = entries
+            return []
         case .events(let batch, let events):
             // The channel itself refuses a frame lost, repeated or reordered; the batch number is checked too,
             // so a sender's bug cannot make two batches share one acknowledgement.
@@ -561,25 +587,42 @@ public struct SyncSession: Sendable {
         }
     }
 
-    /// Batch `expectedBatch` arrived: check the grants of every event before anything is stored.
+    /// Batch `expectedBatch` arrived: check the grants of every event, and the signatures that came with it,
+    /// before anything is stored.
     ///
-    /// A peer that is not the cluster (a device) sends only its own events (`Protocol/sync.md` 6.6): every
-    /// event must carry the peer's replica id as its origin, the one its certificate binds to the key it
-    /// proved it holds, and no stamp more than `maxFutureMillis` ahead. So a device cannot write under the
-    /// server's origin or another device's, cannot make up origins (a scope holds at most the origins of
-    /// its enrolled devices), and cannot stamp an event that wins every merge. Relaying other origins'
-    /// events is the cluster's job.
+    /// A peer that is not the cluster (a device) sends only events its origin signed (`Protocol/sync.md` 6.6,
+    /// 6.9): its own, or another device's it relays; every one must carry a signature whose chain binds the
+    /// origin's replica id to the signing key, and no stamp more than `maxFutureMillis` ahead. So a device
+    /// cannot write under the server's origin or another device's (whose next counter it would take, so that
+    /// the real event later conflicts), cannot make up origins (a scope holds at most the origins of its
+    /// enrolled devices), cannot change what it relays, and cannot stamp an event that wins every merge.
+    /// From the cluster, signatures are optional (it relays events older than signatures), and checked when
+    /// present: an invalid one refuses the batch from anybody.
     private mutating func accept(_ events: [Event]) -> [Action] {
         let batch = expectedBatch
         expectedBatch += 1
+        let entries = pendingSignatures ?? []
+        pendingSignatures = nil
         for e in events where !grants!.peerMayWrite(e.stream) {
             return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
         }
+        var signatures: [Int: OriginSignature] = [:]
+        for en in entries {
+            guard en.index < events.count else {
+                return fail(.malformed, "a signature for event \(en.index) of a batch of \(events.count)")
+            }
+            if let why = verifier.refusal(events[en.index], en.signature, nowMillis: nowMillis) {
+                return fail(.forbidden, "\(why); batch refused")
+            }
+            signatures[en.index] = en.signature
+        }
         if !grants!.peerIsCluster, let peer = peerReplica {
             let limit = config.wallClock() &+ config.maxFutureMillis
-            for e in events {
-                guard e.id.origin.replica == peer else {
-                    return fail(.forbidden, "event \(e.id) carries origin \(e.id.origin.replica), not the sending device \(peer): a device sends only its own events; batch refused")
+            for (i, e) in events.enumerated() {
+                guard signatures[i] != nil else {
+                    return fail(.forbidden, e.id.origin.replica == peer
+                        ? "event \(e.id) from device \(peer) carries no signature: a device's events are signed by their origin; batch refused"
+                        : "event \(e.id) carries origin \(e.id.origin.replica), not the sending device \(peer), and no signature of its origin: a device relays only signed events; batch refused")
                 }
                 guard e.hlc.physicalMillis <= limit || supersedesHeldFloor(e) else {
                     return fail(.forbidden, "event \(e.id) is stamped \(e.hlc.physicalMillis) ms, more than \(config.maxFutureMillis / 3_600_000) h ahead of this side's clock (\(limit &- config.maxFutureMillis) ms); batch refused")
@@ -588,7 +631,7 @@ public struct SyncSession: Sendable {
         }
         for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
         receivedEvents += events.count
-        return [.ingest(batch: batch, events: events)]
+        return [.ingest(batch: batch, events: events, signatures: signatures)]
     }
 
     /// How far after the receiver's ahead floor a device's event beyond `maxFutureMillis` may be stamped:
@@ -757,11 +800,16 @@ public struct SyncSession: Sendable {
         return emit(.subscribe(streams.map { $0.sorted() }))
     }
 
-    /// Whether `e` goes to the peer: it may read it, does not hold it, wants it (its subscription), and it is
-    /// this replica's own when this side is a device (section 6.6: others' reach the peer through the cluster).
+    /// Whether `e` goes to the peer: it may read it, does not hold it, wants it (its subscription), and, when
+    /// this side is a device, it is this replica's own or one it can relay (section 6.9): signed by its
+    /// origin, and the next the peer lacks of that origin (an unsigned one, stored before signatures, is
+    /// skipped with everything after it, so the peer never sees a gap; the cluster sends those).
     private func sends(_ e: Event, _ grants: Grants) -> Bool {
         guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else { return false }
-        if !grants.localIsCluster && e.id.origin.replica != config.replica { return false }
+        if !grants.localIsCluster && e.id.origin.replica != config.replica {
+            guard peerVectors[e.stream]?[e.id.origin] ?? 0 == e.id.counter - 1,
+                  config.storedSignature(e) != nil else { return false }
+        }
         if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
         return true
     }
@@ -787,6 +835,17 @@ public struct SyncSession: Sendable {
         nextBatch += 1
         inFlight[id] = batch.count
         sentEvents += batch.count
+        // Origin signatures first (section 6.9): this replica signs its own events of a user's streams, and
+        // passes on the signatures it holds of others'.
+        var signed: [SignatureEntry] = []
+        for (i, e) in batch.enumerated() where OriginSignature.isSigned(e.stream) {
+            if e.id.origin.replica == config.replica {
+                signed.append(SignatureEntry(index: i, signature: OriginSignature.sign(e, key: config.credentials.deviceKey, chain: ownChain)))
+            } else if let sig = config.storedSignature(e) {
+                signed.append(SignatureEntry(index: i, signature: sig))
+            }
+        }
+        if !signed.isEmpty { out += emit(.signatures(batch: id, signed)) }
         if let messages = packer.encode(batch: id, events: batch) {
             for m in messages { out += emit(m) }
         } else {

@@ -26,7 +26,7 @@ struct DeviceGuardTests {
     }
 
     static func ingested(_ actions: [SyncSession.Action]) -> [Event] {
-        actions.flatMap { a -> [Event] in if case .ingest(_, let e) = a { return e } else { return [] } }
+        actions.flatMap { a -> [Event] in if case .ingest(_, let e, _) = a { return e } else { return [] } }
     }
 
     static func event(_ stream: StreamID, _ origin: ReplicaID, epoch: UInt32 = 1, _ n: UInt64, hlc: HLC? = nil) -> Event {
@@ -40,15 +40,22 @@ struct DeviceGuardTests {
         // The device's own events are taken, in every stream it may write.
         var (phone, server) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: Self.config(F.server, .cluster, clock: clock))
         let own = [Self.event(.user("ana"), F.phone, 1), Self.event(.health("ana"), F.phone, 1), Self.event(.user("ana"), F.phone, epoch: 2, 1)]
-        #expect(Self.ingested(server.receive(phone.sealed(.events(batch: 1, events: own)))) == own)
-        // Under the server's origin, another device's, or a made-up one: the whole batch is refused.
+        #expect(Self.ingested(F.deliver(F.signedBatch(own), from: &phone, to: &server)) == own)
+        // Under the server's origin, another device's, or a made-up one, unsigned or signed by the phone's own
+        // key: the whole batch is refused (with the origin's own signature it is a relay, `RelayTests`).
         for forged in [F.server, Self.tablet, ReplicaID(rawValue: 0xDEAD_BEEF)] {
-            var (p, s) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: Self.config(F.server, .cluster, clock: clock))
-            let batch = [Self.event(.user("ana"), F.phone, 1), Self.event(.user("ana"), forged, 1)]
-            let out = s.receive(p.sealed(.events(batch: 1, events: batch)))
-            #expect(Self.ingested(out).isEmpty && s.state == .closed, "origin \(forged)")
-            #expect(SessionTests.errorCode(p.read(out)) == .forbidden)
+            for signed in [false, true] {
+                var (p, s) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: Self.config(F.server, .cluster, clock: clock))
+                let batch = [Self.event(.user("ana"), F.phone, 1), Self.event(.user("ana"), forged, 1)]
+                let messages: [Message] = signed ? F.signedBatch(batch, signedBy: F.deviceKey(F.phone)) : [.events(batch: 1, events: batch)]
+                let out = F.deliver(messages, from: &p, to: &s)
+                #expect(Self.ingested(out).isEmpty && s.state == .closed, "origin \(forged)")
+                #expect(SessionTests.errorCode(p.read(out)) == .forbidden)
+            }
         }
+        // The device's own events without signatures: refused too (every event of a device is signed).
+        var (p0, s0) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: Self.config(F.server, .cluster, clock: clock))
+        #expect(Self.ingested(s0.receive(p0.sealed(.events(batch: 1, events: own)))).isEmpty && s0.state == .closed)
         // Two cluster replicas relay every origin's events (the cluster authority vouches for both).
         var (c1, c2) = F.pair(client: Self.config(F.phone, .cluster, clock: clock), server: Self.config(F.server, .cluster, clock: clock))
         let relayed = [Self.event(.user("ana"), Self.tablet, 1), Self.event(.user("ana"), ReplicaID(rawValue: 0xDEAD_BEEF), 1)]
@@ -63,7 +70,7 @@ struct DeviceGuardTests {
                              (HLC(physicalMillis: F.now + day, logical: 0), true), (HLC(physicalMillis: F.now - 1000, logical: 0), true)] {
             var (phone, server) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: Self.config(F.server, .cluster, clock: clock))
             let e = Self.event(.user("ana"), F.phone, 1, hlc: hlc)
-            let out = server.receive(phone.sealed(.events(batch: 1, events: [e])))
+            let out = F.deliver(F.signedBatch([e]), from: &phone, to: &server)
             #expect(Self.ingested(out) == (taken ? [e] : []), "stamp \(hlc)")
             #expect((server.state == .closed) == !taken)
         }
@@ -86,7 +93,7 @@ struct DeviceGuardTests {
                                      (.health("ana"), HLC(rawValue: floor.rawValue + 1), false)] {
             var (p, s) = F.pair(client: Self.config(F.phone, .user("ana"), clock: clock), server: server)
             let e = Self.event(stream, F.phone, 1, hlc: hlc)
-            #expect(Self.ingested(s.receive(p.sealed(.events(batch: 1, events: [e])))) == (taken ? [e] : []), "\(stream) \(hlc)")
+            #expect(Self.ingested(F.deliver(F.signedBatch([e]), from: &p, to: &s)) == (taken ? [e] : []), "\(stream) \(hlc)")
         }
     }
 

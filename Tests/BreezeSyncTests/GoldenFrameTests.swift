@@ -24,6 +24,13 @@ struct GoldenFrameTests {
         body: .revocation(Revocation.sign(key: Fixtures.deviceKey(Fixtures.phone).publicKey, replica: Fixtures.phone,
                                           revokedAtMillis: 1_750_000_000_000, reason: "lost", signer: Fixtures.authority)))
 
+    /// The test vector of `Protocol/sync.md` 6.9: ana's phone (device key seed 32 bytes of 0x50, its chain of
+    /// section 4.7) signs its first event of `user:ana`, and sends the signature before batch 1.
+    static let signedEvent = Event(stream: .user("ana"), id: EventID(origin: Origin(replica: Fixtures.phone, epoch: 1), counter: 1),
+                                   hlc: HLC(physicalMillis: 1_750_000_000_000, logical: 0), body: .favouriteAdd(sensor: "131075"))
+    static let signaturesExample = Message.signatures(batch: 1, [SignatureEntry(index: 0, signature: OriginSignature.sign(
+        signedEvent, key: Fixtures.deviceKey(Fixtures.phone), chain: Fixtures.chain(Fixtures.phone, .user("ana")).map(\.encoded)))])
+
     static let messages: [(String, Message)] = [
         ("hello", .hello(minVersion: 1, maxVersion: 1, replica: ReplicaID(rawValue: 0x1111_2222_3333_4444), scope: .user("ana"),
                          nonce: Array(0..<32))),
@@ -39,6 +46,8 @@ struct GoldenFrameTests {
         ("vectors-part", .vectorsPart([StreamVector(stream: .health("ana"), vector: VersionVector())])),
         ("subscribe", .subscribe([.pollen("427_-737"), .sensor("purpleair.131075")])),
         ("revocation", .events(batch: 1, events: [revocationEvent])),
+        ("signatures", signaturesExample),
+        ("signed-event", .events(batch: 1, events: [signedEvent])),
     ] + handshake.map { ($0.0, $0.1) } + sealed.map { ($0.name, $0.frame) }
 
     /// The handshake of section 4.7: ana's phone (client, scope user:ana, enrolled by ana's user authority)
@@ -144,6 +153,22 @@ struct GoldenFrameTests {
             #expect(Frame.encode(decoded[0]) == bytes, "\(name) re-encodes byte for byte")
             #expect(d.pending == 0)
         }
+    }
+
+    /// The golden signature decodes, verifies for the golden event against the fixtures' cluster authority, and
+    /// not against another authority nor for another event.
+    @Test func theGoldenSignatureSignsTheGoldenEvent() throws {
+        var d = FrameDecoder()
+        let bytes = try #require(Self.readHex(Self.goldenDir + "/signatures.hex"), "missing signatures.hex")
+        guard case .signatures(1, let entries)? = try d.feed(bytes).first, entries.count == 1, entries[0].index == 0 else {
+            Issue.record("signatures.hex is not a signatures frame for batch 1 with one entry"); return
+        }
+        var trusted = SignatureVerifier(authority: Fixtures.authority.publicKey, revocations: nil)
+        #expect(trusted.refusal(Self.signedEvent, entries[0].signature, nowMillis: Fixtures.now) == nil)
+        var other = SignatureVerifier(authority: Fixtures.foreignAuthority.publicKey, revocations: nil)
+        #expect(other.refusal(Self.signedEvent, entries[0].signature, nowMillis: Fixtures.now) != nil)
+        let another = Event(stream: .user("ana"), id: Self.signedEvent.id, hlc: Self.signedEvent.hlc, body: .favouriteAdd(sensor: "999999"))
+        #expect(trusted.refusal(another, entries[0].signature, nowMillis: Fixtures.now) != nil)
     }
 
     /// The golden revocation decodes, holds against the fixtures' cluster authority only, and refuses the

@@ -244,7 +244,7 @@ struct PackedTests {
         e2.batchEvents = 100
         var (c, s) = F.pair(client: e2, server: e1)
         _ = s.receive(c.sealed(.vectors([])))
-        let rows = (1...5).map { (Int64($0), F.event(.user("u"), F.server, UInt64($0))) }
+        let rows = (1...5).map { (Int64($0), F.event(.public, F.server, UInt64($0))) }
         let frames = F.sent(s.offer(rows, scannedTo: 5))
         var reader = c
         let inner = frames.compactMap { try? reader.inspect($0) }

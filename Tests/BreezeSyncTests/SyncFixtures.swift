@@ -121,6 +121,26 @@ enum Fixtures {
     }
 }
 
+extension Fixtures {
+    /// `events` as a device sends them (`Protocol/sync.md` 6.9): a `signatures` message, each event signed by
+    /// its origin's device key with that origin's chain in `scope` (`signedBy` overrides the key), then the batch.
+    static func signedBatch(_ events: [Event], batch: UInt64 = 1, scope: Scope = .user("ana"),
+                            signedBy key: Ed25519.KeyPair? = nil) -> [Message] {
+        let entries = events.enumerated().map { i, e in
+            SignatureEntry(index: i, signature: OriginSignature.sign(e, key: key ?? deviceKey(e.id.origin.replica),
+                                                                     chain: chain(e.id.origin.replica, scope).map(\.encoded)))
+        }
+        return [.signatures(batch: batch, entries), .events(batch: batch, events: events)]
+    }
+
+    /// What `to` makes of `messages` sealed by `from`, one after the other.
+    static func deliver(_ messages: [Message], from: inout SyncSession, to: inout SyncSession) -> [SyncSession.Action] {
+        var out: [SyncSession.Action] = []
+        for m in messages where to.state != .closed { out += to.receive(from.sealed(m)) }
+        return out
+    }
+}
+
 extension SyncSession {
     /// What this side sent in `actions`, sealed as it is on the wire.
     static func wire(_ actions: [Action]) -> [Message] { Fixtures.sent(actions) }
@@ -212,7 +232,7 @@ struct Link {
                 switch a {
                 case .send: out.append(a)
                 case .authenticated: out += side.sendVectors(local: [:])
-                case .ingest(let batch, let events):
+                case .ingest(let batch, let events, _):
                     stored += events
                     out += side.committed(batch: batch, inserted: events.count, duplicates: 0, gaps: 0)
                 default: break

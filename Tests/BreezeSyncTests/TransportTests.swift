@@ -21,7 +21,7 @@ struct TransportTests {
         return l
     }
 
-    static let rows: [(seq: Int64, event: Event)] = (1...3).map { (Int64($0), F.event(.user("me"), F.phone, UInt64($0))) }
+    static let rows: [(seq: Int64, event: Event)] = (1...3).map { (Int64($0), F.event(.public, F.phone, UInt64($0))) }
 
     @Test func everyByteFlipOfASealedDataFrameClosesTheSessionAndStoresNothing() {
         var clean = Self.readyLink()
