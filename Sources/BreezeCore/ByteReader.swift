@@ -34,6 +34,11 @@ public struct ByteReader: Sendable {
     /// An unsigned LEB128 varint of at most 10 bytes that fits in 64 bits, in its minimal form only
     /// (`Protocol/encoding.md` 1.1): a last byte of zero after the first (`80 00` for 0) is refused, so every
     /// value has one encoding and what a replica accepts it can export and relay byte for byte.
+    /// Takes a varint that is not in its minimal form (a last byte of 0) instead of refusing it: set only to
+    /// read what a store already holds, written by an older build before decoding refused such forms
+    /// (`Event(decoding:stored:)`). Everything from a peer or a file is read with the default, refusing them.
+    public var acceptsLongVarints = false
+
     public mutating func varint() throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -44,7 +49,7 @@ public struct ByteReader: Sendable {
             if shift == 63 && b > 1 { throw DecodingError.malformed("varint overflows 64 bits") }
             result |= UInt64(b & 0x7f) << shift
             if b & 0x80 == 0 {
-                if b == 0 && shift > 0 { throw DecodingError.malformed("varint not in its minimal form (a last byte of 0 after \(shift / 7) bytes)") }
+                if b == 0 && shift > 0 && !acceptsLongVarints { throw DecodingError.malformed("varint not in its minimal form (a last byte of 0 after \(shift / 7) bytes)") }
                 return result
             }
             shift += 7

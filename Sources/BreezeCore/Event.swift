@@ -111,13 +111,18 @@ public struct Event: Hashable, Sendable {
     }
 
     /// Decodes and verifies an encoded event. Fails on a wrong format byte, truncation, trailing bytes, an
-    /// invalid stream name, or a hash that does not match the content.
-    public init(decoding bytes: [UInt8]) throws(DecodingError) {
+    /// invalid stream name, a varint not in its minimal form, or a hash that does not match the content.
+    ///
+    /// - Parameter stored: the bytes are a row the store already holds: a varint of the event's framing that is
+    ///   not minimal is taken (an older build stored such events from peers before decoding refused them;
+    ///   they stay readable, and `hasShortestEncoding` is false: a sender never offers them, `SyncSession`).
+    public init(decoding bytes: [UInt8], stored: Bool = false) throws(DecodingError) {
         guard bytes.count <= Event.maxEncodedSize else {
             throw DecodingError.malformed("event of \(bytes.count) bytes exceeds \(Event.maxEncodedSize)")
         }
         guard bytes.count > Event.hashLength else { throw DecodingError.truncated("event") }
         var r = ByteReader(bytes, range: 0..<(bytes.count - Event.hashLength))
+        r.acceptsLongVarints = stored
         let format = try r.u8()
         guard format == Event.format else { throw DecodingError.malformed("unknown event format \(format)") }
         id = try EventID.decode(from: &r)

@@ -137,7 +137,7 @@ extension EventLog {
                     """)
                 try q.bind(1, from)
                 while try q.step() {
-                    guard let e = try? Event(decoding: q.blob(5)), let rows = EventBody.readingRows(of: e),
+                    guard let e = try? Event(decoding: q.blob(5), stored: true), let rows = EventBody.readingRows(of: e),
                           let newest = rows.rows.map(\.time).max() else { continue }
                     let row = (q.int(0), q.int(1), q.int(2), q.int(3), q.int(4))
                     if newest < cutoff { doomed.append(row) } else { expiring[ReadingBucket.hour(newest), default: []].append(row.0) }
@@ -161,7 +161,7 @@ extension EventLog {
                 for seq in seqs {
                     row.reset()
                     try row.bind(1, seq)
-                    guard try row.step(), let e = try? Event(decoding: row.blob(4)), let rows = EventBody.readingRows(of: e),
+                    guard try row.step(), let e = try? Event(decoding: row.blob(4), stored: true), let rows = EventBody.readingRows(of: e),
                           let newest = rows.rows.map(\.time).max(), newest < cutoff else { continue }
                     doomed.append((seq, row.int(0), row.int(1), row.int(2), row.int(3)))
                 }

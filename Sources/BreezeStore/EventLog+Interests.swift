@@ -134,7 +134,7 @@ extension EventLog {
             var out: [Event] = []
             while try q.step() {
                 guard q.int(1) == key, q.int(2) & 2 == 0 else { continue }
-                if let e = try? Event(decoding: q.blob(0)) { out.append(e) }
+                if let e = try? Event(decoding: q.blob(0), stored: true) { out.append(e) }
             }
             return (max(last, afterSeq), out)
         } catch { throw StoreError.from(error, path: path) }
@@ -163,7 +163,7 @@ extension EventLog {
                 try q.bind(3, Int64(o.epoch))
                 try q.bind(4, Int64(bitPattern: vector[o]))
                 try q.bind(5, Int64(limit - out.count))
-                while try q.step() { out.append(try Event(decoding: q.blob(0))) }
+                while try q.step() { out.append(try Event(decoding: q.blob(0), stored: true)) }
                 if out.count >= limit { break }
             }
             return out

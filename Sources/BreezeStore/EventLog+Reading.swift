@@ -51,7 +51,7 @@ extension EventLog {
                 last = q.int(0)
                 // Decoding checks the hash; the row's columns must name the same event, or the index that
                 // found it (and the version vector) no longer describe what is stored.
-                let e = try Event(decoding: q.blob(1))
+                let e = try Event(decoding: q.blob(1), stored: true)
                 guard e.stream == stream, e.id.origin.replica.rawValue == UInt64(bitPattern: q.int(2)),
                       Int64(e.id.origin.epoch) == q.int(3), e.id.counter == UInt64(bitPattern: q.int(4)) else {
                     throw StoreError(.corrupt, "\(path): the row at seq \(last) holds event \(e.stream) \(e.id) but is filed as another; \(StoreError.salvageAdvice(path))")
@@ -99,7 +99,7 @@ extension EventLog {
                     try q.bind(2, Int64(pageSize))
                 }
                 while try q.step() {
-                    page.append(Entry(seq: q.int(0), event: try Event(decoding: q.blob(1)), skewed: q.int(2) & 1 != 0))
+                    page.append(Entry(seq: q.int(0), event: try Event(decoding: q.blob(1), stored: true), skewed: q.int(2) & 1 != 0))
                 }
             } catch let e as DecodingError {
                 throw StoreError(.corrupt, "\(path): a stored event after seq \(after) does not decode or match its hash (\(e)); \(StoreError.salvageAdvice(path))")
@@ -129,7 +129,7 @@ extension EventLog {
             var out: [(seq: Int64, revocation: Revocation)] = []
             while try q.step() {
                 guard q.int(2) == key, q.int(3) & 2 == 0 else { continue }
-                guard let e = try? Event(decoding: q.blob(1)), case .revocation(let r)? = try? e.body() else { continue }
+                guard let e = try? Event(decoding: q.blob(1), stored: true), case .revocation(let r)? = try? e.body() else { continue }
                 out.append((q.int(0), r))
             }
             return out
@@ -189,7 +189,7 @@ extension EventLog {
                 try q.bind(5, Int64(pageSize))
                 while try q.step() {
                     last = (q.int(0), q.int(1), q.int(2))
-                    page.append(try Event(decoding: q.blob(3)))
+                    page.append(try Event(decoding: q.blob(3), stored: true))
                 }
                 for e in page { state.apply(e) }
                 if page.count < pageSize { return state }

@@ -14,7 +14,7 @@ extension EventLog {
             try q.bind(3, Int64(id.origin.epoch))
             try q.bind(4, Int64(bitPattern: id.counter))
             guard let data = try q.first({ $0.blob(0) }) else { return nil }
-            return try Event(decoding: data)
+            return try Event(decoding: data, stored: true)
         } catch let e as DecodingError {
             throw StoreError(.corrupt, "\(path): stored event \(id) of \(stream) does not decode (\(e)); run `breeze verify`")
         } catch { throw StoreError.from(error, path: path) }

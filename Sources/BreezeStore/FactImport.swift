@@ -241,6 +241,6 @@ extension EventLog {
         try q.bind(1, kind)
         try q.bind(2, key)
         guard let data = try q.first({ $0.blob(0) }) else { return nil }
-        return try Event(decoding: data).body()
+        return try Event(decoding: data, stored: true).body()
     }
 }

@@ -387,7 +387,7 @@ extension EventLog {
             try q.bind(3, keyPrefix + "\u{10FFFF}")
             var out: [EventBody] = []
             while try q.step() {
-                if let b = try? Event(decoding: q.blob(0)).body() { out.append(b) }
+                if let b = try? Event(decoding: q.blob(0), stored: true).body() { out.append(b) }
             }
             return out
         } catch { throw StoreError.from(error, path: path) }

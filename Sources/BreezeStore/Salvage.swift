@@ -64,7 +64,7 @@ extension EventLog {
                         n += 1
                         last = q.int(0)
                         report.rowsRead += 1
-                        if let e = try? Event(decoding: q.blob(1)) { events.append(e) } else { report.unreadable += 1 }
+                        if let e = try? Event(decoding: q.blob(1), stored: true) { events.append(e) } else { report.unreadable += 1 }
                     }
                     if n == 0 { break }
                 } catch {
@@ -84,7 +84,7 @@ extension EventLog {
                     if try q.step() {
                         report.rowsRead += 1
                         misses = 0
-                        if let e = try? Event(decoding: q.blob(0)) { events.append(e) } else { report.unreadable += 1 }
+                        if let e = try? Event(decoding: q.blob(0), stored: true) { events.append(e) } else { report.unreadable += 1 }
                         probing = false
                     } else {
                         misses += 1

@@ -777,7 +777,6 @@ public struct SyncSession: Sendable {
         var batch: [Event] = []
         var bytes = 0
         for e in events where e.stream == stream && sends(e, grants) {
-            guard peerVectors[stream]?[e.id.origin] ?? 0 == e.id.counter - 1 else { continue }
             guard add(e, to: &batch, &bytes, out: &out) else { break }
         }
         flush(&batch, &bytes, into: &out)
@@ -800,16 +799,17 @@ public struct SyncSession: Sendable {
         return emit(.subscribe(streams.map { $0.sorted() }))
     }
 
-    /// Whether `e` goes to the peer: it may read it, does not hold it, wants it (its subscription), and, when
-    /// this side is a device, it is this replica's own or one it can relay (section 6.9): signed by its
-    /// origin, and the next the peer lacks of that origin (an unsigned one, stored before signatures, is
-    /// skipped with everything after it, so the peer never sees a gap; the cluster sends those).
+    /// Whether `e` goes to the peer: it may read it, does not hold it, it is the next the peer lacks of its
+    /// origin, the peer wants it (its subscription), its encoding is the shortest (an event with a longer
+    /// varint, stored by an older build, would be refused at decode, encoding.md section 1), and, when this
+    /// side is a device, it is this replica's own or one it can relay: signed by its origin (section 6.9).
+    /// An event skipped for its form or a missing signature is skipped with everything after it of its
+    /// origin, since each must be the next the peer lacks: the peer never sees a gap (the cluster sends
+    /// unsigned ones).
     private func sends(_ e: Event, _ grants: Grants) -> Bool {
-        guard grants.peerMayRead(e.stream), !(peerVectors[e.stream]?.contains(e.id) ?? false) else { return false }
-        if !grants.localIsCluster && e.id.origin.replica != config.replica {
-            guard peerVectors[e.stream]?[e.id.origin] ?? 0 == e.id.counter - 1,
-                  config.storedSignature(e) != nil else { return false }
-        }
+        guard grants.peerMayRead(e.stream), peerVectors[e.stream]?[e.id.origin] ?? 0 == e.id.counter - 1,
+              e.hasShortestEncoding else { return false }
+        if !grants.localIsCluster && e.id.origin.replica != config.replica && config.storedSignature(e) == nil { return false }
         if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
         return true
     }

@@ -93,7 +93,8 @@ struct PackedTests {
     @Test func anEventTheReceiverCouldNotRebuildNeverReachesThePacker() throws {
         // The same event with its epoch written as a two-byte varint (0x81 0x00 instead of 0x01): its hash
         // covers those bytes, but a packed receiver would rebuild the one-byte form. Such an event is refused
-        // at decode (non-minimal varint, encoding.md section 1), so no replica holds one to relay.
+        // at decode (non-minimal varint, encoding.md section 1); one an older build stored is never offered
+        // (`aSenderNeverOffersAStoredLongFormEventNorWhatFollowsItOfItsOrigin`).
         let origin = Origin(replica: ReplicaID(rawValue: 7), epoch: 1)
         let good = Event(stream: .user("ana"), id: EventID(origin: origin, counter: 1),
                          hlc: HLC(physicalMillis: 1_700_000_000_000, logical: 0), type: "unit.set", schemaVersion: 1, payload: [1])
@@ -103,6 +104,32 @@ struct PackedTests {
         #expect(throws: DecodingError.self) { try Event(decoding: body + Digest.blake2b(body, length: Event.hashLength)) }
         var encoder = PackedEncoder()
         #expect(encoder.encode(batch: 1, events: [good]) != nil)
+    }
+
+    /// An event with a long varint, stored by an older build (read with `Event(decoding:stored:)`): a receiver
+    /// would refuse the whole frame at decode, and the session would stall on it. The sender skips it, and
+    /// what follows it of its origin (which the peer would refuse as a gap), and sends everything else.
+    @Test func aSenderNeverOffersAStoredLongFormEventNorWhatFollowsItOfItsOrigin() throws {
+        typealias F = Fixtures
+        let origin = Origin(replica: ReplicaID(rawValue: 7), epoch: 1)
+        let good = Event(stream: .public, id: EventID(origin: origin, counter: 1),
+                         hlc: HLC(physicalMillis: 1_700_000_000_000, logical: 0), type: "unit.set", schemaVersion: 1, payload: [1])
+        var body = Array(good.encoded.dropLast(Event.hashLength))
+        body.replaceSubrange(10...10, with: [0x81, 0x00])   // the counter, in two bytes
+        let long = try Event(decoding: body + Digest.blake2b(body, length: Event.hashLength), stored: true)
+        let next = Event(stream: .public, id: EventID(origin: origin, counter: 2), hlc: HLC(physicalMillis: 1_700_000_000_000, logical: 1),
+                         type: "unit.set", schemaVersion: 1, payload: [2])
+        let other = F.event(.public, F.server, 1)
+        var e1 = F.config(F.server), e2 = F.config(F.phone)
+        e1.batchEvents = 100
+        e2.batchEvents = 100
+        var (c, s) = F.pair(client: e2, server: e1)
+        _ = s.receive(c.sealed(.vectors([])))
+        var got: [Event] = []
+        for m in F.sent(s.offer([(1, long), (2, next), (3, other)], scannedTo: 3)) {
+            for case .ingest(_, let events, _) in c.receive(m) { got += events }
+        }
+        #expect(got == [other] && c.state == .ready)
     }
 
     @Test func randomEventsSurviveTheRoundTripExactly() throws {
