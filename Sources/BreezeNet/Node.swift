@@ -442,10 +442,35 @@ final class Node {
             case .ingest(let batch, let events, let signatures):
                 pending.append((peer, batch, events, signatures))
             case .rescan:
+                checkRestored(peer)
                 wake()
             case .resendVectors:
                 sendVectors(peer)
             }
+        }
+    }
+
+    /// A cluster peer's vectors say it holds counters of this replica's current origin beyond what this
+    /// database holds: the database was restored from a backup (or copied) while the replica ran on, in the
+    /// same boot (a later boot starts a new epoch anyway). Its next writes would take ids the cluster holds
+    /// with other content, so a new epoch starts at once (`EventLog.startNewEpoch`), and what the peer holds
+    /// of the old one comes back as another incarnation's events (sync.md 6.6). Only the cluster is believed:
+    /// a device could make this replica start epochs at will.
+    private func checkRestored(_ peer: Peer) {
+        guard peer.session.grants?.peerIsCluster == true else { return }
+        let origin = log.origin
+        for (stream, vector) in peer.session.peerVectors {
+            let theirs = vector[origin]
+            guard theirs > 0 else { continue }
+            do {
+                let ours = try log.versionVector(of: stream)[origin]
+                guard theirs > ours else { continue }
+                let epoch = try log.startNewEpoch()
+                config.log("peer \(peer.address) holds \(stream) of this replica's origin \(origin) up to counter \(theirs), this database only up to \(ours): restored from a backup or copied; new epoch \(epoch), so no id is issued twice")
+            } catch {
+                config.log("checking the peer's vectors against this database failed: \(error)")
+            }
+            return
         }
     }
 

@@ -35,6 +35,7 @@ extension EventLog {
 
     /// The body of `append`, inside a write transaction the caller holds.
     func appendInTransaction(_ items: [(StreamID, EventBody)]) throws -> [Event] {
+        try refreshEpoch()
         var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
         var next: [StreamID: (key: Int64, counter: UInt64, floor: HLC)] = [:]
         var out: [Event] = []

@@ -84,6 +84,7 @@ extension EventLog {
                        signatures: [[Int: OriginSignature]] = []) throws(StoreError) -> [IngestReport] {
         do {
             return try db.writeTransaction { () throws -> [IngestReport] in
+                try refreshEpoch()
                 var reports: [IngestReport] = []
                 var clock = HybridClock(last: try readClock(), maxSkewMillis: options.maxSkewMillis)
                 var heads: [HeadKey: Head] = [:]

@@ -19,8 +19,9 @@ public final class EventLog {
     public let path: String
     /// This replica's id.
     public let replica: ReplicaID
-    /// This incarnation's epoch (see `Origin`).
-    public let epoch: UInt32
+    /// This incarnation's epoch (see `Origin`). Read again from the database by every write transaction, so a
+    /// new epoch started by another connection (`startNewEpoch`) is used at once.
+    public private(set) var epoch: UInt32
     /// The options it was opened with.
     public let options: Options
     let db: Database
@@ -224,6 +225,39 @@ public final class EventLog {
             try held.bind(2, candidate)
             if try held.first({ _ in true }) == nil { return candidate }
         }
+    }
+
+    /// Starts a new, random epoch at once (in `meta`, committed with `synchronous=FULL`): for a database found
+    /// restored from a backup or copied while its replica ran on (a peer holds counters of the current origin
+    /// beyond this database's, `Node`). Without it the next writes would reuse ids the peers hold with other
+    /// content; with it, what the peers hold of the old epoch comes back as another incarnation's events.
+    /// Every connection's next write uses the new epoch. Returns it.
+    @discardableResult
+    public func startNewEpoch() throws(StoreError) -> UInt32 {
+        do {
+            try db.execute("PRAGMA synchronous=FULL")
+            defer { try? db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")") }
+            let next = try db.writeTransaction { () throws -> Int64 in
+                let next = try EventLog.freshEpoch(db, replica: replica, current: Int64(try storedEpoch()))
+                let s = try db.prepare("UPDATE meta SET value = ? WHERE key = 'epoch'")
+                try s.bind(1, next)
+                try s.run()
+                return next
+            }
+            epoch = UInt32(next)
+            return epoch
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// The epoch `meta` holds now.
+    func storedEpoch() throws -> UInt32 {
+        UInt32(clamping: try db.cached("SELECT value FROM meta WHERE key = 'epoch'").first { $0.int(0) } ?? 0)
+    }
+
+    /// Inside a write transaction: takes the epoch `meta` holds (another connection may have started one).
+    func refreshEpoch() throws {
+        let stored = try storedEpoch()
+        if stored != 0 { epoch = stored }
     }
 
     /// Closes the database. Further calls fail.
