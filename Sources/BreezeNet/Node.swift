@@ -52,7 +52,7 @@ final class Node {
     /// authority) and the log position they were read up to.
     private var revocations: Revocations
     private var revocationsSeq: Int64 = 0
-    private let floors: AheadFloors
+    private let lookups: SessionLookups
     /// This replica's interests, resolved (sync.md 6.7): the fact streams it subscribes to, nil for all.
     private let interests = InterestResolver()
     private var subscription: Set<StreamID>?
@@ -123,7 +123,7 @@ final class Node {
         o.durability = config.durability
         o.wallClock = config.wallClock
         log = try EventLog.open(at: config.dbPath, options: o)
-        floors = AheadFloors(log: log)
+        lookups = SessionLookups(log: log)
         guard config.credentials.replica == log.replica else {
             log.close()
             throw NodeError("the certificate is for replica \(config.credentials.replica), but \(config.dbPath) is replica \(log.replica)")
@@ -317,8 +317,8 @@ final class Node {
         sc.window = config.window
         sc.wallClock = config.wallClock
         sc.revocations = revocations
-        sc.aheadFloor = floors.lookup
-        sc.storedSignature = floors.signature
+        sc.aheadFloor = lookups.aheadFloor
+        sc.storedSignature = lookups.signature
         // Certificates are checked against the real clock (not `wallClock`, which tests shift).
         let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
         let peer = Peer(conn: conn, session: session,
@@ -459,18 +459,15 @@ final class Node {
     private func checkRestored(_ peer: Peer) {
         guard peer.session.grants?.peerIsCluster == true else { return }
         let origin = log.origin
-        for (stream, vector) in peer.session.peerVectors {
-            let theirs = vector[origin]
-            guard theirs > 0 else { continue }
-            do {
-                let ours = try log.versionVector(of: stream)[origin]
-                guard theirs > ours else { continue }
-                let epoch = try log.startNewEpoch()
-                config.log("peer \(peer.address) holds \(stream) of this replica's origin \(origin) up to counter \(theirs), this database only up to \(ours): restored from a backup or copied; new epoch \(epoch), so no id is issued twice")
-            } catch {
-                config.log("checking the peer's vectors against this database failed: \(error)")
-            }
-            return
+        let ahead = peer.session.peerVectors.lazy.map { ($0.key, $0.value[origin]) }.filter { $0.1 > 0 }
+        guard !ahead.isEmpty else { return }
+        do {
+            let held = try log.heads(of: origin)
+            guard let (stream, theirs) = ahead.first(where: { $0.1 > held[$0.0, default: 0] }) else { return }
+            let epoch = try log.startNewEpoch()
+            config.log("peer \(peer.address) holds \(stream) of this replica's origin \(origin) up to counter \(theirs), this database only up to \(held[stream, default: 0]): restored from a backup or copied; new epoch \(epoch), so no id is issued twice")
+        } catch {
+            config.log("checking the peer's vectors against this database failed: \(error)")
         }
     }
 

@@ -19,6 +19,21 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
+    /// The highest counter held of `origin` in each stream where it has events: one query, for a check of
+    /// one origin across every stream (`Node.checkRestored`) without reading every stream's vector.
+    public func heads(of origin: Origin) throws(StoreError) -> [StreamID: UInt64] {
+        do {
+            let q = try db.cached("SELECT s.name, h.counter FROM heads h JOIN streams s ON s.id = h.stream WHERE h.origin = ? AND h.epoch = ?")
+            try q.bind(1, Int64(bitPattern: origin.replica.rawValue))
+            try q.bind(2, Int64(origin.epoch))
+            var out: [StreamID: UInt64] = [:]
+            while try q.step() {
+                if let s = try? StreamID(parsing: q.text(0)) { out[s] = UInt64(bitPattern: q.int(1)) }
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
     /// Version vectors of every stream held.
     public func versionVectors() throws(StoreError) -> [StreamID: VersionVector] {
         var out: [StreamID: VersionVector] = [:]

@@ -200,13 +200,23 @@ public final class EventLog {
         return try db.writeTransaction {
             let (r, e, b) = try read()
             if e > 0, let bootID, b == bootID { return (r, e) }
-            let next = try freshEpoch(db, replica: r, current: Int64(e))
-            let s = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', ?), ('boot', ?)")
-            try s.bind(1, Int64(next))
-            if let bootID { try s.bind(2, bootID) } else { try s.bindNull(2) }
-            try s.run()
-            return (r, UInt32(next))
+            return (r, try writeFreshEpoch(db, replica: r, current: e, boot: .some(bootID)))
         }
+    }
+
+    /// Inside a write transaction: draws a fresh epoch (`freshEpoch`) and records it in `meta`, with the boot it
+    /// began in when `boot` is given (nil: the boot stays as recorded). Returns it.
+    private static func writeFreshEpoch(_ db: Database, replica: ReplicaID, current: UInt32, boot: String??) throws -> UInt32 {
+        let next = try freshEpoch(db, replica: replica, current: Int64(current))
+        let s = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', ?)")
+        try s.bind(1, next)
+        try s.run()
+        if let boot {
+            let b = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('boot', ?)")
+            if let boot { try b.bind(1, boot) } else { try b.bindNull(1) }
+            try b.run()
+        }
+        return UInt32(next)
     }
 
     /// A new epoch: random (1 to 2^32-1), and none this database already holds events of. Random rather
@@ -237,14 +247,9 @@ public final class EventLog {
         do {
             try db.execute("PRAGMA synchronous=FULL")
             defer { try? db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")") }
-            let next = try db.writeTransaction { () throws -> Int64 in
-                let next = try EventLog.freshEpoch(db, replica: replica, current: Int64(try storedEpoch()))
-                let s = try db.prepare("UPDATE meta SET value = ? WHERE key = 'epoch'")
-                try s.bind(1, next)
-                try s.run()
-                return next
+            epoch = try db.writeTransaction { () throws -> UInt32 in
+                try EventLog.writeFreshEpoch(db, replica: replica, current: try storedEpoch(), boot: nil)
             }
-            epoch = UInt32(next)
             return epoch
         } catch { throw StoreError.from(error, path: path) }
     }

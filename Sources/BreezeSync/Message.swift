@@ -234,7 +234,7 @@ public enum Message: Equatable, Sendable {
             let batch = try r.varint()
             let chains = try r.array { (r: inout ByteReader) throws(DecodingError) -> [[UInt8]] in
                 let chain = try r.array { (r: inout ByteReader) throws(DecodingError) in try r.blob() }
-                guard (1...2).contains(chain.count) else { throw DecodingError.malformed("a signer chain of \(chain.count) certificates") }
+                guard (1...CertificateChain.maxLength).contains(chain.count) else { throw DecodingError.malformed("a signer chain of \(chain.count) certificates") }
                 return chain
             }
             var last: Int?

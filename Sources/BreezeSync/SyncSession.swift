@@ -168,6 +168,10 @@ public struct SyncSession: Sendable {
     private var pendingSignatures: [SignatureEntry]?
     /// This replica's chain, encoded, as it signs its own events.
     private let ownChain: [[UInt8]]
+    /// Signatures of others' events `sends` looked up (a device relays only those it has), kept for `flush`,
+    /// which sends them, so each is read from the store once.
+    private var relaySignatures: [RelayKey: OriginSignature] = [:]
+    private struct RelayKey: Hashable { let stream: StreamID; let id: EventID }
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
     /// get none for too long).
     public private(set) var acksReceived = 0
@@ -806,10 +810,13 @@ public struct SyncSession: Sendable {
     /// An event skipped for its form or a missing signature is skipped with everything after it of its
     /// origin, since each must be the next the peer lacks: the peer never sees a gap (the cluster sends
     /// unsigned ones).
-    private func sends(_ e: Event, _ grants: Grants) -> Bool {
+    private mutating func sends(_ e: Event, _ grants: Grants) -> Bool {
         guard grants.peerMayRead(e.stream), peerVectors[e.stream]?[e.id.origin] ?? 0 == e.id.counter - 1,
               e.hasShortestEncoding else { return false }
-        if !grants.localIsCluster && e.id.origin.replica != config.replica && config.storedSignature(e) == nil { return false }
+        if !grants.localIsCluster && e.id.origin.replica != config.replica {
+            guard let sig = config.storedSignature(e) else { return false }
+            relaySignatures[RelayKey(stream: e.stream, id: e.id)] = sig
+        }
         if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
         return true
     }
@@ -841,10 +848,11 @@ public struct SyncSession: Sendable {
         for (i, e) in batch.enumerated() where OriginSignature.isSigned(e.stream) {
             if e.id.origin.replica == config.replica {
                 signed.append(SignatureEntry(index: i, signature: OriginSignature.sign(e, key: config.credentials.deviceKey, chain: ownChain)))
-            } else if let sig = config.storedSignature(e) {
+            } else if let sig = relaySignatures.removeValue(forKey: RelayKey(stream: e.stream, id: e.id)) ?? config.storedSignature(e) {
                 signed.append(SignatureEntry(index: i, signature: sig))
             }
         }
+        relaySignatures.removeAll(keepingCapacity: true)
         if !signed.isEmpty { out += emit(.signatures(batch: id, signed)) }
         if let messages = packer.encode(batch: id, events: batch) {
             for m in messages { out += emit(m) }

@@ -6,16 +6,16 @@ import BreezeStore
 /// the 24-hour bound (`Protocol/sync.md` 6.6), and an event's stored origin signature
 /// (`EventLog.signature(of:)`) for `SyncSession.Config.storedSignature`, sent with it (6.9).
 ///
-/// `@unchecked Sendable`: it holds the node's `EventLog`, which is not thread-safe. The closure is called
+/// `@unchecked Sendable`: it holds the node's `EventLog`, which is not thread-safe. The closures are called
 /// only from `SyncSession`'s inputs (`receive`, `offer`), which the node runs on its loop thread, the only thread that uses the log.
-final class AheadFloors: @unchecked Sendable {
+final class SessionLookups: @unchecked Sendable {
     private let log: EventLog
 
     init(log: EventLog) { self.log = log }
 
     /// The floor of `stream`, or `.zero` when it holds no flagged event or cannot be read (the bound then
     /// applies as is).
-    var lookup: @Sendable (StreamID) -> HLC {
+    var aheadFloor: @Sendable (StreamID) -> HLC {
         { [self] stream in (try? log.aheadOfClock(in: stream)) ?? .zero }
     }
 
