@@ -1,3 +1,4 @@
+import BreezeCore
 import BreezeStore
 
 /// What this device holds (`Protocol/sync.md` 6.7): its interests choose the fact streams (sensors' readings,

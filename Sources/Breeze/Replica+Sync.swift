@@ -1,3 +1,4 @@
+import BreezeCore
 import BreezeCrypto
 import BreezeNet
 import BreezeSync

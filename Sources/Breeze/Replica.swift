@@ -1,3 +1,4 @@
+import BreezeCore
 import BreezeStore
 import BreezeNet
 @preconcurrency import Glibc

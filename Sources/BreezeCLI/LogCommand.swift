@@ -58,10 +58,10 @@ enum LogCommand {
             let stop = FollowStop()
             defer { stop.restore() }
             var deadline: Double?
-            if let timeout { deadline = monotonicSeconds() + timeout }
+            if let timeout { deadline = SystemClock.monotonicSeconds() + timeout }
             var version = try log.dataVersion()
             while !stop.requested && printed < limit && !filter.isPastEnd(last + 1) {
-                if let deadline, monotonicSeconds() >= deadline { break }
+                if let deadline, SystemClock.monotonicSeconds() >= deadline { break }
                 usleep(pollMicroseconds)
                 // `data_version` changes only when another connection commits, so an idle poll is one pragma.
                 let now = try log.dataVersion()
@@ -105,12 +105,6 @@ enum LogCommand {
             ("payload", payload),
         ]
         return .object(pairs)
-    }
-
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }
 

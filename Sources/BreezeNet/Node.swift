@@ -426,11 +426,6 @@ final class Node {
                 peer.note = reason
                 peer.conn.closeAfterWriting(reason, now: now())
             case .authenticated(let replica, let scope):
-                // A revocation that arrived while this handshake ran (the session was made with the set of then).
-                if let device = peer.session.peerCertificate, let r = revocations.revocation(of: peer.session.peerChain) {
-                    perform(peer, peer.session.abort(.authentication, SyncSession.revokedMessage(device, r)))
-                    return
-                }
                 config.log("peer \(peer.address): authenticated replica \(replica), scope \(scope)")
                 leaveHandshake(peer)
                 readyPeers[ObjectIdentifier(peer)] = peer
@@ -527,7 +522,7 @@ final class Node {
         if !pending.isEmpty {
             let work = pending
             pending = []
-            let started = NodeMetrics.monotonicNanos()
+            let started = SystemClock.monotonicNanos()
             do {
                 // A device's session may start only so many incarnations of one replica, and lifts no
                 // ahead floor beyond a day (sync.md 6.6); the cluster's are not bounded.
@@ -544,7 +539,7 @@ final class Node {
                     try log.syncWAL()
                     config.onCommit?(inserted)
                 }
-                config.metrics?.recordCommit(work.map(\.events), reports, seconds: Double(NodeMetrics.monotonicNanos() - started) / 1e9)
+                config.metrics?.recordCommit(work.map(\.events), reports, seconds: Double(SystemClock.monotonicNanos() - started) / 1e9)
                 for (w, r) in zip(work, reports) where peers[ObjectIdentifier(w.peer)] != nil {
                     if r.conflicts > 0 || r.invalid > 0 {
                         config.log("peer \(w.peer.address): batch \(w.batch): \(r.conflicts) conflicting events refused, \(r.invalid) misplaced events stored flagged")
@@ -572,14 +567,21 @@ final class Node {
     /// whose peer chain it revokes, and every later handshake of that chain fails; one that does not verify
     /// against this node's authority is logged and not enforced.
     private func refreshRevocations() {
-        let rows: [(seq: Int64, revocation: Revocation)]
+        let rows: [(seq: Int64, revocation: Result<Revocation, DecodingError>)]
         do { rows = try log.revocations(afterSeq: revocationsSeq) } catch {
             config.log("reading revocations failed: \(error)")
             return
         }
         var added = false
-        for (seq, r) in rows {
+        for (seq, read) in rows {
             revocationsSeq = seq
+            let r: Revocation
+            switch read {
+            case .success(let held): r = held
+            case .failure(let error):
+                config.log("revocation (seq \(seq)) not enforced: its payload does not decode (\(error))")
+                continue
+            }
             if let why = revocations.refusal(r) {
                 config.log("revocation of key \(CertificateChain.fingerprint(r.key)) (seq \(seq)) not enforced: \(why)")
             } else if revocations.add(r) {

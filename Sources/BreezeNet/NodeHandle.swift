@@ -1,4 +1,5 @@
 internal import CLibUV
+import BreezeCore
 public import BreezeStore
 public import BreezeSync
 @preconcurrency import Glibc

@@ -1,4 +1,4 @@
-public import BreezeCore
+import BreezeCore
 import BreezeStore
 @preconcurrency import Glibc
 
@@ -86,13 +86,6 @@ public final class NodeMetrics: @unchecked Sendable {
     }
 
     // MARK: Updated by the node's loop thread
-
-    /// A monotonic clock in nanoseconds, for timing commits.
-    static func monotonicNanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
 
     /// One group commit of `batches` received, with what `ingest` made of each, taking `seconds` (the
     /// transaction and the WAL sync).

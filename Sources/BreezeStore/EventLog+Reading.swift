@@ -127,12 +127,13 @@ extension EventLog {
         }
     }
 
-    /// The `device.revoke` events of `public` after `afterSeq`, in log order, as (sequence number, revocation),
-    /// through the partial index `events_revocations` (schema 6): cheap enough to ask at every commit. Misplaced
-    /// ones (flag 2, another stream) and ones whose payload does not decode are passed over, so no event a peer
-    /// can write stops the revocations after it. Whether each one holds is for the caller to check
-    /// (`BreezeSync.Revocations`).
-    public func revocations(afterSeq: Int64) throws(StoreError) -> [(seq: Int64, revocation: Revocation)] {
+    /// The `device.revoke` events of `public` after `afterSeq`, in log order, as (sequence number, revocation or
+    /// why it cannot be read), through the partial index `events_revocations` (schema 6): cheap enough to ask
+    /// at every commit. Misplaced ones (flag 2, another stream) are passed over; one whose payload does not
+    /// decode, or of a schema version this build does not know, comes as a failure for the caller to report,
+    /// so no event a peer can write stops the revocations after it. Whether each one holds is for the caller
+    /// to check (`BreezeSync.Revocations`).
+    public func revocations(afterSeq: Int64) throws(StoreError) -> [(seq: Int64, revocation: Result<Revocation, DecodingError>)] {
         do {
             guard let key = try streamKey(.public, create: false) else { return [] }
             // Only the type is in the WHERE clause, so that SQLite reads the partial index: with the stream
@@ -141,11 +142,18 @@ extension EventLog {
             let q = try db.cached("SELECT seq, data, stream, flags FROM events WHERE type = 'device.revoke' AND seq > ? ORDER BY seq")
             defer { q.reset() }
             try q.bind(1, afterSeq)
-            var out: [(seq: Int64, revocation: Revocation)] = []
+            var out: [(seq: Int64, revocation: Result<Revocation, DecodingError>)] = []
             while try q.step() {
                 guard q.int(2) == key, q.int(3) & 2 == 0 else { continue }
-                guard let e = try? Event(decoding: q.blob(1), stored: true), case .revocation(let r)? = try? e.body() else { continue }
-                out.append((q.int(0), r))
+                let read: Result<Revocation, DecodingError>
+                do {
+                    switch try Event(decoding: q.blob(1), stored: true).body() {
+                    case .revocation(let r): read = .success(r)
+                    case .unknown(_, let version, _): read = .failure(.malformed("schema version \(version), which this build does not know"))
+                    default: continue
+                    }
+                } catch { read = .failure(error) }
+                out.append((q.int(0), read))
             }
             return out
         } catch { throw StoreError.from(error, path: path) }

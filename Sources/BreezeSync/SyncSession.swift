@@ -59,7 +59,7 @@ public struct SyncSession: Sendable {
         /// it is taken when it is at most `supersedeSlackMillis` after this floor.
         public var aheadFloor: @Sendable (StreamID) -> HLC = { _ in .zero }
         /// Wall time in milliseconds since the epoch, for `maxFutureMillis` (tests and the node inject theirs).
-        public var wallClock: @Sendable () -> UInt64 = SyncSession.systemWallMillis
+        public var wallClock: @Sendable () -> UInt64 = SystemClock.nowMillis
         /// Largest `vectors` payload sent in one message; larger vectors are split (`sendVectors`). 1 MiB, well
         /// under the frame limit; tests lower it.
         public var vectorsPartBytes = 1 << 20
@@ -72,7 +72,7 @@ public struct SyncSession: Sendable {
         /// replica's event only when it holds its signature.
         public var storedSignature: @Sendable (Event) -> OriginSignature? = { _ in nil }
         /// Monotonic milliseconds, for the spacing of `vectors` (`resyncIntervalMillis`).
-        public var monotonicClock: @Sendable () -> UInt64 = SyncSession.systemMonotonicMillis
+        public var monotonicClock: @Sendable () -> UInt64 = SystemClock.monotonicMillis
 
         public init(credentials: SyncCredentials) {
             self.credentials = credentials
@@ -116,7 +116,7 @@ public struct SyncSession: Sendable {
     }
 
     public let role: Role
-    public let config: Config
+    public private(set) var config: Config
     /// When the session started (wall clock, milliseconds): certificates must be valid then.
     public let nowMillis: UInt64
     private var noise: NoiseXXHandshake
@@ -179,20 +179,6 @@ public struct SyncSession: Sendable {
     /// The default `Config.batchEvents`.
     public static let defaultBatchEvents = 2048
 
-    /// CLOCK_REALTIME in milliseconds.
-    @Sendable public static func systemWallMillis() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-    }
-
-    /// CLOCK_MONOTONIC in milliseconds.
-    @Sendable public static func systemMonotonicMillis() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-    }
-
     /// The protocol versions this build speaks: 3 only (sealed). Versions 1 and 2 sent everything in clear and
     /// are refused, so no attacker can make two Breeze replicas downgrade to them.
     public static let versions: ClosedRange<UInt16> = 3...3
@@ -229,8 +215,11 @@ public struct SyncSession: Sendable {
     private let ephemeralKey: [UInt8]
 
     /// The revocations the node now holds (one arrived): relayed events signed by a key they revoke are
-    /// refused from now on. (Sessions whose peer they revoke the node closes.)
+    /// refused from now on, and so is a peer chain they revoke whose handshake is still running (it fails
+    /// when the peer's certificate arrives). Sessions already authenticated whose peer they revoke the node
+    /// closes.
     public mutating func revocationsChanged(_ revocations: Revocations) {
+        config.revocations = revocations
         verifier.revocations = revocations
     }
 

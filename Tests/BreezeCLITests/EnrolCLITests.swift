@@ -145,7 +145,7 @@ struct EnrolCLITests {
         #expect(r.code == 0 && r.out.joined().contains(key), "\(r)")
         let revocations = try EventLog.open(at: h.db).revocations(afterSeq: 0)
         #expect(revocations.count == 1)
-        let held = try #require(revocations.first).revocation
+        let held = try #require(revocations.first).revocation.get()
         let authority = try CredentialFiles.readAuthority(cluster + ".pub")
         #expect(Digest.hex(held.key) == key && held.reason == "lost" && held.replica.description == replica)
         #expect(Revocations(authority: authority).refusal(held) == nil)

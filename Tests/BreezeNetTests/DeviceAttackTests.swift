@@ -210,6 +210,117 @@ struct RevocationNodeTests {
     }
 }
 
+/// Revocations at the edges (issue 18): one that reaches a node while a device's handshake runs, and
+/// malformed or forged ones a cluster peer sends.
+@Suite(.serialized)
+struct RevocationEdgeTests {
+    static let tablet = DeviceAttackTests.tablet
+
+    /// The revocation of ana's stolen tablet reaches the server after the tablet's `handshake1` and before
+    /// its `handshake3`: the handshake fails, the tablet never authenticates and stores nothing, and the
+    /// phone keeps syncing.
+    @Test func aRevocationArrivingDuringAHandshakeFailsIt() throws {
+        let c = Cluster()
+        for n in ["server", "phone"] { _ = c.cli(n, ["init"]) }
+        let server = c.start("server")
+        c.start("phone", peers: [server], scope: .user("ana"))
+        let creds = c.authority.credentials(replica: Self.tablet, scope: .user("ana"))
+        let p = try #require(RawPeer(server))
+        var s = SyncSession(role: .client, config: SyncSession.Config(credentials: creds), ephemeralKey: SecureRandom.bytes(32),
+                            nowMillis: SystemClock.nowMillis())
+        for case .send(let m) in s.start() { p.send(Frame.encode(m)) }
+        let h2 = try #require(p.receive(), "the server answered handshake1")
+        let h3 = s.receive(h2)
+        #expect(s.state == .ready, "the tablet's side of the handshake completes")
+        // The server now waits for handshake3; the cluster authority revokes the tablet beside it.
+        let r = c.cli("server", ["authority", "revoke", "--signer", c.authority.keyFile, "--device-key", Digest.hex(creds.deviceKey.publicKey),
+                                 "--replica", Self.tablet.description, "--reason", "stolen"])
+        #expect(r.code == 0, "\(r.out)")
+        #expect(waitUntil(seconds: 4) { c.logText("server").contains("enforced from now") }, "\(c.logText("server"))")
+        let t0 = monotonic()
+        for case .send(let m) in h3 { p.send(Frame.encode(m)) }
+        // The tablet tries to write right away, as if it were in.
+        let stolen = Event(stream: .user("ana"), id: EventID(origin: Origin(replica: Self.tablet, epoch: 1), counter: 1),
+                           hlc: HLC(physicalMillis: SystemClock.nowMillis(), logical: 0), body: .favouriteAdd(sensor: "stolen-edit"))
+        let sealed = { () -> [UInt8] in
+            var sc = s
+            return sc.send(.events(batch: 1, events: [stolen])).flatMap { a -> [UInt8] in if case .send(let f) = a { return Frame.encode(f) } else { return [] } }
+        }()
+        p.send(sealed)
+        let ended = DeviceAttackTests.closedOrReset(p)
+        let seconds = monotonic() - t0
+        let log = c.logText("server")
+        #expect(ended && seconds < 1, "the server ended the connection after \(fmt(seconds)) s")
+        #expect(log.contains("was revoked"), "\(log)")
+        let authenticated = log.contains("authenticated replica \(Self.tablet)")
+        #expect(!authenticated, "the revoked tablet authenticated")
+        // The phone keeps syncing; nothing of the tablet's is stored.
+        #expect(c.cli("phone", ["--user", "ana", "favourite", "add", "after-revocation"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.cli("server", ["--user", "ana", "state", "--json"]).out.contains("after-revocation") })
+        let fromTablet = SealedWireTests.events(c, "server", streams: DeviceAttackTests.anaStreams).keys.filter { $0.contains(Self.tablet.description) }
+        #expect(fromTablet.isEmpty, "\(fromTablet)")
+        print("DEVICE part=revocation-mid-handshake refused_after_s=\(fmt(seconds)) authenticated=\(authenticated) stored=\(fromTablet.count) phone_synced=true")
+    }
+
+    /// A cluster peer (buggy or hostile) sends `device.revoke` events that do not decode, are of a schema
+    /// version nobody knows, are signed by a key that is not the authority, or carry a broken signature, each
+    /// naming ana's phone: none is enforced, each is logged with its reason, the phone keeps syncing, and a
+    /// real revocation sent after them still cuts off the tablet within a second.
+    @Test func malformedAndForgedRevocationsAreNotEnforcedAndDoNotStopARealOne() throws {
+        let c = Cluster()
+        for n in ["server", "phone", "tablet"] { _ = c.cli(n, ["init"]) }
+        let server = c.start("server")
+        c.start("phone", peers: [server], scope: .user("ana"))
+        c.start("tablet", peers: [server], scope: .user("ana"))
+        #expect(waitUntil(seconds: 10) { c.logText("server").components(separatedBy: "authenticated replica").count == 3 })
+        let phone = c.deviceKey("phone"), tablet = c.deviceKey("tablet")
+        let phoneKey = try #require(Digest.bytes(hex: phone.key)), tabletKey = try #require(Digest.bytes(hex: tablet.key))
+        let phoneID = try #require(ReplicaID(hex: phone.replica)), tabletID = try #require(ReplicaID(hex: tablet.replica))
+        let now = SystemClock.nowMillis()
+        let forger = Ed25519.KeyPair.generate()
+        var broken = Revocation.sign(key: phoneKey, replica: phoneID, revokedAtMillis: now, reason: "lost", signer: c.authority.key)
+        broken.signature[7] ^= 0x01
+        let bad: [(name: String, type: String, version: UInt16, payload: [UInt8])] = [
+            ("undecodable", "device.revoke", 1, Array(phoneKey.prefix(20))),
+            ("unknown-version", "device.revoke", 9, phoneKey),
+            ("forged-signer", "device.revoke", 1, EventBody.revocation(Revocation.sign(key: phoneKey, replica: phoneID, revokedAtMillis: now,
+                                                                                       reason: "lost", signer: forger)).encode().payload),
+            ("broken-signature", "device.revoke", 1, EventBody.revocation(broken).encode().payload),
+        ]
+        let origin = Origin(replica: ReplicaID(rawValue: 0xC1A5_0000_0000_0B0D), epoch: 1)
+        var events = bad.enumerated().map { i, b in
+            Event(stream: .public, id: EventID(origin: origin, counter: UInt64(i + 1)), hlc: HLC(physicalMillis: now, logical: UInt16(i)),
+                  type: b.type, schemaVersion: b.version, payload: b.payload)
+        }
+        let peer = try #require(RawPeer(server))
+        #expect(peer.handshake(replica: origin.replica, scope: .cluster, authority: c.authority) != nil)
+        peer.send(.events(batch: 1, events: events))
+        #expect(waitUntil(seconds: 5) { c.logText("server").components(separatedBy: "not enforced").count - 1 == bad.count },
+                "\(c.logText("server"))")
+        // The phone is still in: its session stays open and its edits arrive.
+        #expect(c.cli("phone", ["--user", "ana", "favourite", "add", "still-syncing"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.cli("server", ["--user", "ana", "state", "--json"]).out.contains("still-syncing") })
+        // Then a real revocation of the tablet from the same peer: enforced, and the tablet is closed at once.
+        let real = Revocation.sign(key: tabletKey, replica: tabletID, revokedAtMillis: now, reason: "stolen", signer: c.authority.key)
+        events = [Event(stream: .public, id: EventID(origin: origin, counter: UInt64(bad.count + 1)),
+                        hlc: HLC(physicalMillis: now, logical: 9), body: .revocation(real))]
+        let t0 = monotonic()
+        peer.send(.events(batch: 2, events: events))
+        let closed = waitUntil(seconds: 5) { c.logText("server").contains("closing: device") && c.logText("server").contains("was revoked") }
+        let seconds = monotonic() - t0
+        #expect(closed && seconds < 1, "the tablet's session closed after \(fmt(seconds)) s")
+        let log = c.logText("server")
+        for why in ["does not decode", "schema version 9", "not the cluster authority", "the signature does not verify"] {
+            #expect(log.contains(why), "the server's log gives no reason '\(why)'")
+        }
+        #expect(!log.contains("closing: device \(phoneID)") && !log.contains("replica \(phoneID)) enforced"), "\(log)")
+        #expect(c.cli("phone", ["--user", "ana", "favourite", "add", "after-the-real-one"]).code == 0)
+        #expect(waitUntil(seconds: 10) { c.cli("server", ["--user", "ana", "state", "--json"]).out.contains("after-the-real-one") })
+        #expect(c.verify("server").code == 0, "\(c.verify("server").out)")
+        print("DEVICE part=malformed-revocations sent=\(bad.count) not_enforced_logged=\(log.components(separatedBy: "not enforced").count - 1) phone_synced=true real_one_closed_after_s=\(fmt(seconds))")
+    }
+}
+
 /// A listener that completes the server side of the handshake with every connection, then refuses the
 /// session at once with error 5, as a device once refused a server that dialled it.
 final class RefusingListener: @unchecked Sendable {

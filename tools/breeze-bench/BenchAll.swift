@@ -95,7 +95,7 @@ enum BenchAll {
         }
 
         let machine = Machine.describe(loadAverage: true)
-        let started = monotonicSeconds()
+        let started = SystemClock.monotonicSeconds()
         let results = Results()
         for r in 0..<runs {
             for job in jobs {
@@ -123,7 +123,7 @@ enum BenchAll {
             .map { $0.key == "no-compare" ? "--no-compare" : "--\($0.key) \($0.value)" })
             .joined(separator: " ")
         let markdown = Report(results: results, sizes: sizes, runs: runs, machine: machine, command: command,
-                              minutes: (monotonicSeconds() - started) / 60, compare: compare).markdown()
+                              minutes: (SystemClock.monotonicSeconds() - started) / 60, compare: compare).markdown()
         ctx.console.out(markdown)
         if let file = a.options["write"] {
             do { try markdown.write(toFile: file, atomically: true, encoding: .utf8) } catch {

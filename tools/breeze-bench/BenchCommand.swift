@@ -96,13 +96,13 @@ enum BenchCommand {
             while done < count {
                 let n = min(batch, count - done)
                 let items = (0..<n).map { _ in (StreamID.public, EventBody.reading(generator.next())) }
-                let t0 = monotonicSeconds()
+                let t0 = SystemClock.monotonicSeconds()
                 try log.append(items)
-                let t1 = monotonicSeconds()
+                let t1 = SystemClock.monotonicSeconds()
                 let rows = try log.rawRows(seq: (lastSeq + 1)...(lastSeq + Int64(n)))
-                let t2 = monotonicSeconds()
+                let t2 = SystemClock.monotonicSeconds()
                 try raw.insert(rows)
-                let t3 = monotonicSeconds()
+                let t3 = SystemClock.monotonicSeconds()
                 engineSeconds += t1 - t0
                 rawSeconds += t3 - t2
                 lastSeq += Int64(n)
@@ -162,12 +162,6 @@ struct ReadingGenerator {
                        values: [Measurement("pm25_cf1_a", a), Measurement("pm25_cf1_b", b),
                                 Measurement("humidity", 30 + random() * 50), Measurement("temperature", 5 + random() * 20)])
     }
-}
-
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// CPU time (user + system) this process has used so far, in seconds: unlike wall time, it does not count

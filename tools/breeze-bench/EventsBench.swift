@@ -31,7 +31,7 @@ enum EventsBench {
             let log = try EventLog.create(at: dir + "/events.db", options: o)
             defer { log.close() }
             let stream = StreamID.user("bench")
-            var t0 = monotonicSeconds()
+            var t0 = SystemClock.monotonicSeconds()
             var c0 = cpuSeconds()
             var done = 0
             while done < count {
@@ -39,12 +39,12 @@ enum EventsBench {
                 try log.append((done..<(done + n)).map { (stream, SettingsBench.body($0, keys: 100)) })
                 done += n
             }
-            let appendSeconds = monotonicSeconds() - t0
+            let appendSeconds = SystemClock.monotonicSeconds() - t0
             let appendCPU = cpuSeconds() - c0
-            t0 = monotonicSeconds()
+            t0 = SystemClock.monotonicSeconds()
             c0 = cpuSeconds()
             let state = try log.userState(user: "bench")
-            let replaySeconds = monotonicSeconds() - t0
+            let replaySeconds = SystemClock.monotonicSeconds() - t0
             let replayCPU = cpuSeconds() - c0
             let last = count - 1
             guard state.corrections.entries.count == min(100, count), state.corrections["k\(last % 100)"] == "v\(last)" else {
@@ -59,14 +59,14 @@ enum EventsBench {
             for (i, perStatement) in [RawBaseline.engineRowsPerStatement, 1].enumerated() {
                 let raw = try RawBaseline(path: dir + "/raw\(i).db", durability: ctx.durability, rowsPerStatement: perStatement)
                 defer { raw.close() }
-                t0 = monotonicSeconds()
+                t0 = SystemClock.monotonicSeconds()
                 var start = 0
                 while start < rows.count {
                     let end = min(rows.count, start + batch)
                     try raw.insert(Array(rows[start..<end]))
                     start = end
                 }
-                let rate = Double(rows.count) / (monotonicSeconds() - t0)
+                let rate = Double(rows.count) / (SystemClock.monotonicSeconds() - t0)
                 if i == 0 { result.rawRate = rate } else { result.rawOneRowRate = rate }
             }
             r = result

@@ -32,15 +32,15 @@ enum ImportBench {
             fclose(f)
             let replica = try Replica(path: dir + "/bench.db", options: o)
             defer { replica.close() }
-            var t0 = monotonicSeconds()
+            var t0 = SystemClock.monotonicSeconds()
             let r = try replica.importFile(csv, format: PurpleAirCSVImporter.format)
-            lines.append(("synthetic PurpleAir CSV", r.rowsRead, monotonicSeconds() - t0))
+            lines.append(("synthetic PurpleAir CSV", r.rowsRead, SystemClock.monotonicSeconds() - t0))
             if access(troy, F_OK) == 0 {
                 let files = try listCSV(troy)
                 var rows = 0
-                t0 = monotonicSeconds()
+                t0 = SystemClock.monotonicSeconds()
                 for file in files { rows += try replica.importFile(file, format: PurpleAirCSVImporter.format).rowsRead }
-                lines.append(("Troy NY batches (\(files.count) files)", rows, monotonicSeconds() - t0))
+                lines.append(("Troy NY batches (\(files.count) files)", rows, SystemClock.monotonicSeconds() - t0))
             }
         } catch let e as CLIError { throw e } catch { throw .failure("bench import: \(error)") }
         let mem = peakResidentMiB()

@@ -46,10 +46,10 @@ enum LiveBench {
             let zr = try Replica(path: dir + "/z.db", options: o)
             defer { zr.close() }
             // The sensor's registration must reach z before z's sheet can be built.
-            let t0 = monotonicSeconds()
+            let t0 = SystemClock.monotonicSeconds()
             while (try zr.read { try $0.eventCount(stream: .public) }) < 1 {
                 usleep(2000)
-                if monotonicSeconds() - t0 > 30 { throw CLIError.failure("bench live: the sensor did not reach z within 30 s (see \(dir)/y.log, z.log)") }
+                if SystemClock.monotonicSeconds() - t0 > 30 { throw CLIError.failure("bench live: the sensor did not reach z within 30 s (see \(dir)/y.log, z.log)") }
             }
             let params = x.parameters(now: 1_800_000_000, sensor: sensor)
             let xSheet = Recorder<Bool>(), zSheet = Recorder<Bool>(), zVector = Recorder<VersionVector>()
@@ -63,9 +63,9 @@ enum LiveBench {
             _ = try zSheet.wait { $0 == false }
             for i in 0..<edits {
                 let star = i % 2 == 0
-                let start = monotonicSeconds()
+                let start = SystemClock.monotonicSeconds()
                 let e = star ? try x.addFavourite(sensor) : try x.removeFavourite(sensor)
-                let committed = monotonicSeconds()
+                let committed = SystemClock.monotonicSeconds()
                 let yielded = try xSheet.wait { $0 == star }
                 let inLog = try zVector.wait { $0.contains(e.id) }
                 let modelled = try zSheet.wait { $0 == star }
@@ -130,7 +130,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
     }
 
     private func record(_ v: T) {
-        let t = monotonicSeconds()
+        let t = SystemClock.monotonicSeconds()
         pthread_mutex_lock(&mutex)
         values.append((v, t))
         pthread_cond_broadcast(&cond)
@@ -149,7 +149,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
     func wait(_ match: (T) -> Bool) throws(CLIError) -> Double {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        let deadline = monotonicSeconds() + 30
+        let deadline = SystemClock.monotonicSeconds() + 30
         while true {
             if let i = values.firstIndex(where: { match($0.0) }) {
                 let t = values[i].1
@@ -157,7 +157,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
                 return t
             }
             if let failure { throw .failure("bench live: an observation ended: \(failure)") }
-            guard monotonicSeconds() < deadline else { throw .failure("bench live: no matching value within 30 s") }
+            guard SystemClock.monotonicSeconds() < deadline else { throw .failure("bench live: no matching value within 30 s") }
             var ts = timespec()
             clock_gettime(CLOCK_REALTIME, &ts)
             ts.tv_nsec += 100_000_000

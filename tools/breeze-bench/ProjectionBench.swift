@@ -30,18 +30,18 @@ enum ProjectionBench {
                 if ctx.console.isTerminal { ctx.console.progress("writing \(done)/\(count) events") }
             }
             // Baseline: decode every event and its body, as any reader of the log must.
-            var t0 = monotonicSeconds()
+            var t0 = SystemClock.monotonicSeconds()
             var decoded = 0
             try log.forEach { entry in
                 if (try? entry.event.body()) != nil { decoded += 1 }
                 return true
             }
-            let scanSeconds = monotonicSeconds() - t0
-            t0 = monotonicSeconds()
+            let scanSeconds = SystemClock.monotonicSeconds() - t0
+            t0 = SystemClock.monotonicSeconds()
             let applied = try log.rebuildProjection { n in
                 if ctx.console.isTerminal { ctx.console.progress("rebuilding: \(n)/\(count) events") }
             }
-            let rebuildSeconds = monotonicSeconds() - t0
+            let rebuildSeconds = SystemClock.monotonicSeconds() - t0
             // One new reading, then the screens that show it (through the library, as the app computes them).
             var ro = Replica.Options()
             ro.durability = ctx.durability == .full ? .full : .normal
@@ -54,16 +54,16 @@ enum ProjectionBench {
             var latencies: [Double] = []
             var perScreen: [String: [Double]] = [:]
             for i in 0..<20 {
-                t0 = monotonicSeconds()
+                t0 = SystemClock.monotonicSeconds()
                 try log.append(.reading(Reading(source: "purpleair", sensor: "100000", time: now - 60 + Int64(i),
                                                 values: [Measurement("pm25_cf1_a", 10), Measurement("pm25_cf1_b", 11)])), to: .public)
                 try replica.updateProjection()
                 for screen in Screens.all {
-                    let s0 = monotonicSeconds()
+                    let s0 = SystemClock.monotonicSeconds()
                     _ = try? build(screen, replica, p)
-                    perScreen[screen.name, default: []].append((monotonicSeconds() - s0) * 1000)
+                    perScreen[screen.name, default: []].append((SystemClock.monotonicSeconds() - s0) * 1000)
                 }
-                latencies.append((monotonicSeconds() - t0) * 1000)
+                latencies.append((SystemClock.monotonicSeconds() - t0) * 1000)
             }
             latencies.sort()
             let slowest = perScreen.map { ($0.key, $0.value.sorted()[$0.value.count / 2]) }.sorted { $0.1 > $1.1 }.prefix(3)

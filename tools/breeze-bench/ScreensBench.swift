@@ -67,11 +67,11 @@ enum ScreensBench {
             let raw = try RawReadingTable(path: rawDB, columns: 9)
             var rawBatch: [(source: String, sensor: String, time: Int64, values: [Double?])] = []
             func store() throws {
-                let t0 = monotonicSeconds()
+                let t0 = SystemClock.monotonicSeconds()
                 _ = try log.appendFacts(batch)
-                let t1 = monotonicSeconds()
+                let t1 = SystemClock.monotonicSeconds()
                 try raw.insert(rawBatch)
-                rawSeconds += monotonicSeconds() - t1
+                rawSeconds += SystemClock.monotonicSeconds() - t1
                 importSeconds += t1 - t0
                 batch.removeAll(keepingCapacity: true)
                 rawBatch.removeAll(keepingCapacity: true)
@@ -142,14 +142,14 @@ enum ScreensBench {
         ]
         for (name, screen, p) in cases {
             progress("city of \(n): \(name)")
-            let t0 = monotonicSeconds()
+            let t0 = SystemClock.monotonicSeconds()
             do { _ = try build(screen, replica, p) } catch { throw .failure("bench screens: \(name): \(error)") }
-            let cold = (monotonicSeconds() - t0) * 1000
+            let cold = (SystemClock.monotonicSeconds() - t0) * 1000
             var warm: [Double] = []
             for _ in 0..<repeats {
-                let t1 = monotonicSeconds()
+                let t1 = SystemClock.monotonicSeconds()
                 _ = try? build(screen, replica, p)
-                warm.append((monotonicSeconds() - t1) * 1000)
+                warm.append((SystemClock.monotonicSeconds() - t1) * 1000)
             }
             timings.append((name, cold, LiveBench.percentile(warm, 0.5)))
         }
@@ -175,7 +175,7 @@ enum ScreensBench {
                 let value = Double(100 + 40 * k)       // within the channels' 0-500 range, so each one moves the hour's mean
                 _ = try writer.appendFacts([(.public, .reading(Reading(source: "purpleair", sensor: focus, time: end - 1800 + 1 + Int64(k),
                                                                         values: [Measurement("pm25_cf1_a", value), Measurement("pm25_cf1_b", value)])))])
-                let t0 = monotonicSeconds()      // from the commit (the writer is another connection, as a peer's node is)
+                let t0 = SystemClock.monotonicSeconds()      // from the commit (the writer is another connection, as a peer's node is)
                 var last = t0
                 for (i, rec) in recorders.enumerated() where ["map (5 km box)", "sheet", "detail", "nearby", "widgets"].contains(observed[i].0) {
                     do { last = max(last, try rec.wait { _ in true }) } catch {

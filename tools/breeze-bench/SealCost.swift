@@ -55,7 +55,7 @@ enum SealCost {
         let key = SecureRandom.bytes(ChaChaPoly.keyLength)
         let source = SecureRandom.bytes((sizes.max() ?? 0) + 1)
         var f = Figures(frames: sizes.count, bytes: sizes.reduce(0, +))
-        let t0 = monotonicSeconds()
+        let t0 = SystemClock.monotonicSeconds()
         for (n, size) in sizes.enumerated() {
             let nonce: [UInt8] = [0, 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: UInt64(n) >> (8 * $0)) }
             let ad: [UInt8] = [UInt8(truncatingIfNeeded: size + 17), UInt8(truncatingIfNeeded: (size + 17) >> 8),
@@ -65,7 +65,7 @@ enum SealCost {
                 throw CLIError.failure("bench sync: a sealed frame did not open")
             }
         }
-        f.seconds = monotonicSeconds() - t0
+        f.seconds = SystemClock.monotonicSeconds() - t0
         return f
     }
 }

@@ -94,21 +94,21 @@ enum SettingsBench {
             // 1. Writes, one transaction each. Durability normal for all N (a full commit waits for an fsync,
             // about the same on every write), and full on a sample.
             let writer = try EventLog.create(at: dir + "/a.db", options: normal)
-            var t0 = monotonicSeconds()
+            var t0 = SystemClock.monotonicSeconds()
             for i in 0..<count {
                 try writer.append(body(i, keys: keys), to: stream)
                 if i % 5000 == 0 { progress("writes: \(i)/\(count)") }
             }
-            r.writeMicrosNormal = (monotonicSeconds() - t0) / Double(count) * 1e6
+            r.writeMicrosNormal = (SystemClock.monotonicSeconds() - t0) / Double(count) * 1e6
             let writerState = try writer.userState(user: "bench")
             var events: [Event] = []
             events.reserveCapacity(count)
             try writer.forEach(stream: stream) { events.append($0.event); return true }
             writer.close()
             let durable = try EventLog.create(at: dir + "/full.db", options: full)
-            t0 = monotonicSeconds()
+            t0 = SystemClock.monotonicSeconds()
             for i in 0..<fullSample { try durable.append(body(i, keys: keys), to: stream) }
-            r.writeMicrosFull = (monotonicSeconds() - t0) / Double(fullSample) * 1e6
+            r.writeMicrosFull = (SystemClock.monotonicSeconds() - t0) / Double(fullSample) * 1e6
             durable.close()
 
             // 2. The wire: the frames one session sends another (version 3: packed events, sealed), one write at
@@ -151,10 +151,10 @@ enum SettingsBench {
                                     hlc: HLC(physicalMillis: millis, logical: 0), body: body(j, keys: keys, prefix: "w")))
             }
             let target = try EventLog.create(at: dir + "/merge.db", options: full)
-            t0 = monotonicSeconds()
+            t0 = SystemClock.monotonicSeconds()
             let report = try target.ingest(merged)
             let state = try target.userState(user: "bench")
-            r.mergeMillis = (monotonicSeconds() - t0) * 1000
+            r.mergeMillis = (SystemClock.monotonicSeconds() - t0) * 1000
             target.close()
             guard report.inserted == writers, state.corrections.entries.count == min(keys, writers) else {
                 throw CLIError.failure("bench settings: the merge of \(writers) writers stored \(report.inserted) events and \(state.corrections.entries.count) keys")
@@ -222,7 +222,7 @@ enum SettingsBench {
         var decoder = FrameDecoder()
         var session = receiver
         var inserted = 0
-        let t0 = monotonicSeconds()
+        let t0 = SystemClock.monotonicSeconds()
         for frame in frames {
             for m in try decoder.feed(frame) {
                 for case .ingest(let batch, let events, _) in session.receive(m) {
@@ -232,7 +232,7 @@ enum SettingsBench {
                 }
             }
         }
-        let seconds = monotonicSeconds() - t0
+        let seconds = SystemClock.monotonicSeconds() - t0
         guard inserted == expect, try peer.userState(user: "bench").stateHash == state.stateHash else {
             throw CLIError.failure("bench settings: the peer stored \(inserted) of \(expect) events or its state differs")
         }
@@ -248,7 +248,7 @@ enum SettingsBench {
         defer { nodeA.stop() }
         let addressA = SyncBench.listenAddress(nodeA)
         guard !addressA.isEmpty else { throw CLIError.failure("bench settings: node A did not start (see \(dir)/a.log)") }
-        let t0 = monotonicSeconds()
+        let t0 = SystemClock.monotonicSeconds()
         let nodeB = try Subprocess(executable: try Subprocess.breezePath(), args: ["node", "--db", dir + "/b.db", "--listen", "127.0.0.1:0", "--peer", addressA]
                                        + authority.nodeArguments(db: dir + "/b.db"), stderrPath: dir + "/b.log")
         defer { nodeB.stop() }
@@ -259,11 +259,11 @@ enum SettingsBench {
             usleep(2_000)
             held = (try? reader.versionVector(of: stream).total) ?? 0
             progress("node B caught up \(held)/\(count)")
-            if monotonicSeconds() - t0 > 600 {
+            if SystemClock.monotonicSeconds() - t0 > 600 {
                 throw CLIError.failure("bench settings: node B did not catch up within 10 minutes (\(held)/\(count))")
             }
         }
-        let seconds = monotonicSeconds() - t0
+        let seconds = SystemClock.monotonicSeconds() - t0
         nodeB.stop()
         let same = try reader.userState(user: "bench").stateHash == state.stateHash
         reader.close()   // the last connection: SQLite checkpoints the WAL into the file and removes it

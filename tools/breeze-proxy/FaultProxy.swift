@@ -1,4 +1,5 @@
 // The listener, the control socket and the shared state of breeze-proxy.
+import BreezeCore
 @preconcurrency import Glibc
 
 /// A TCP proxy to one target that injects faults per frame and can cut (partition) and heal.
@@ -95,11 +96,8 @@ final class FaultProxy: @unchecked Sendable {
         locked { recorded.last { $0.link != id && $0.up == up }?.frame }
     }
 
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1e6
-    }
+    /// Monotonic milliseconds.
+    static func now() -> Double { Double(SystemClock.monotonicNanos()) / 1e6 }
 
     private func locked<T>(_ body: () -> T) -> T {
         pthread_mutex_lock(&lock); defer { pthread_mutex_unlock(&lock) }

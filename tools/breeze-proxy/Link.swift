@@ -91,9 +91,7 @@ final class Link: @unchecked Sendable {
     /// PurpleAir reading of 250 µg/m³ from an origin nobody enrolled.
     static func forgedEvents() -> [UInt8] {
         let origin = Origin(replica: ReplicaID(rawValue: 0xA77A_C4E5), epoch: 1)
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        let millis = UInt64(ts.tv_sec) * 1000
+        let millis = SystemClock.nowMillis() / 1000 * 1000
         let events = [
             Event(stream: .user("ana"), id: EventID(origin: origin, counter: 1), hlc: HLC(physicalMillis: millis, logical: 0),
                   body: .favouriteAdd(sensor: "999999")),

@@ -1,14 +1,29 @@
 import Glibc
 
-/// Wall-clock time and boot identity from the operating system. The log takes both as parameters
-/// (`EventLog.Options`) so tests and fault injection can replace them.
+/// The operating system's clocks and boot identity, in one place for every module: the wall clock (stamps,
+/// certificates), the monotonic clock (timeouts, rates, measurements) and the boot id. Nothing reads them
+/// directly where a test must replace them: the log takes them as parameters (`EventLog.Options`), the sync
+/// session as closures (`SyncSession.Config.wallClock`, `monotonicClock`).
 public enum SystemClock {
     /// Milliseconds since the Unix epoch (CLOCK_REALTIME).
-    public static func nowMillis() -> UInt64 {
+    @Sendable public static func nowMillis() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
     }
+
+    /// Nanoseconds of CLOCK_MONOTONIC: never goes back, stops nowhere, unrelated to the date.
+    @Sendable public static func monotonicNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// CLOCK_MONOTONIC in milliseconds.
+    @Sendable public static func monotonicMillis() -> UInt64 { monotonicNanos() / 1_000_000 }
+
+    /// CLOCK_MONOTONIC in seconds, for measuring how long something took.
+    public static func monotonicSeconds() -> Double { Double(monotonicNanos()) / 1e9 }
 
     /// The wall clock shifted by `offsetMillis` (negative: behind), never below the epoch. A testing aid for
     /// clock-skew tests (`BREEZE_CLOCK_OFFSET_MS`); production uses offset 0.
