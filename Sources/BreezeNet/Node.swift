@@ -531,6 +531,7 @@ final class Node {
                                              fromDevice: work.map { !($0.peer.session.grants?.peerIsCluster ?? false) },
                                              signatures: work.map(\.signatures))
                 let inserted = reports.reduce(0) { $0 + $1.inserted }
+                skipOwnEvents(work.map(\.peer), reports)
                 if inserted > 0 {
                     refreshRevocations()
                     refreshSubscription()
@@ -560,6 +561,24 @@ final class Node {
                 }
             }
         }
+    }
+
+    /// When every event a commit stored came from one peer, that peer's scan steps over them rather than
+    /// read them back to find it holds them all (a catch-up's receiver otherwise reads its whole log twice).
+    private func skipOwnEvents(_ senders: [Peer], _ reports: [EventLog.IngestReport]) {
+        var from: Peer?, lower = Int64.max, upper = Int64.min
+        for (peer, r) in zip(senders, reports) {
+            guard let seqs = r.seqs else {
+                if r.inserted > 0 { return }    // stored, with seqs unknown
+                continue
+            }
+            if let f = from, f !== peer { return }
+            from = peer
+            lower = min(lower, seqs.lowerBound)
+            upper = max(upper, seqs.upperBound)
+        }
+        guard let peer = from, readyPeers[ObjectIdentifier(peer)] != nil else { return }
+        peer.session.storedFromPeer(lower...upper)
     }
 
     /// Reads the revocations that reached the log since the last look (from a peer, or written by another

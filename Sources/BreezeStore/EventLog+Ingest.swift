@@ -32,6 +32,9 @@ extension EventLog {
         public var refusedHostile: Bool { forged > 0 || overOriginLimit > 0 }
         /// The events stored, in order.
         public var stored: [Event] = []
+        /// The sequence numbers the stored events took, in order, when known (nil when nothing was stored):
+        /// a node need not read them back to offer them to the peer that sent them (`Node.commitPending`).
+        public var seqs: ClosedRange<Int64>?
         public init() {}
         public static func == (a: IngestReport, b: IngestReport) -> Bool {
             (a.inserted, a.duplicates, a.conflicts, a.gaps, a.invalid, a.skewed)
@@ -97,6 +100,9 @@ extension EventLog {
                 var head = Head(key: 0, counter: 0, dirty: false)
                 var lastType: String?, lastTypeFits = true   // the type last checked, in this slot
                 var originsStarted: [OriginCountKey: Int] = [:]  // new origins of (stream, replica) in this transaction
+                // Rows take the sequence numbers after the highest, in insertion order (seq is the rowid), so
+                // each group's stored events take a run of them; checked against the highest after the inserts.
+                let firstSeq = (try db.scalarInt("SELECT max(seq) FROM events") ?? 0) + 1
                 for (g, events) in groups.enumerated() {
                     let fromDeviceGroup = g < fromDevice.count && fromDevice[g]
                     let signed = g < signatures.count ? signatures[g] : [:]
@@ -178,6 +184,14 @@ extension EventLog {
                 }
                 if let s = slot { heads[s] = head }
                 try insert.flush()
+                let lastSeq = try db.scalarInt("SELECT max(seq) FROM events") ?? 0
+                if lastSeq - firstSeq + 1 == Int64(reports.reduce(0) { $0 + $1.inserted }) {
+                    var next = firstSeq
+                    for g in reports.indices where reports[g].inserted > 0 {
+                        reports[g].seqs = next...(next + Int64(reports[g].inserted) - 1)
+                        next += Int64(reports[g].inserted)
+                    }
+                }
                 for (k, h) in heads where h.dirty {
                     try setHead(stream: h.key, origin: k.origin, counter: h.counter)
                 }

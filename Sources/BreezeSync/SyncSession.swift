@@ -761,6 +761,13 @@ public struct SyncSession: Sendable {
         return out
     }
 
+    /// The shell stored events this peer sent, and nothing else, as the sequence numbers `seqs`: the peer
+    /// holds all of them (their ids are in its vectors since they arrived), so the scan in log order would
+    /// offer none, and need not read them back. Moves `cursor` past them when it had reached their start.
+    public mutating func storedFromPeer(_ seqs: ClosedRange<Int64>) {
+        if cursor >= seqs.lowerBound - 1 { cursor = max(cursor, seqs.upperBound) }
+    }
+
     /// Events of one stream in `catchingUp`, read by stream (each origin's in counter order, after what the
     /// peer holds: `EventLog.streamEvents(_:beyond:limit:)`): the batches to send, as `offer` makes them.
     /// What the window has no room for is read again later (the peer's vectors did not move past it).

@@ -83,4 +83,28 @@ struct BatchedIngestTests {
         #expect(stored.map(\.id.counter) == Array(1...UInt64(appended.count)))
         #expect(try log.versionVector(of: .user("ana")) == VersionVector([log.origin: UInt64(appended.count)]))
     }
+
+    /// Each group reports the sequence numbers its stored events took (duplicates, gaps and conflicts take
+    /// none), so a node can step its scan over what one peer sent (`SyncSession.storedFromPeer`).
+    @Test func eachGroupReportsTheSequenceNumbersItsStoredEventsTook() throws {
+        let dir = TempDir()
+        let a = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        let b = try EventLog.create(at: dir.file("b.db"), options: testOptions())
+        let fromA = try a.append((0..<10).map { (StreamID.user("ana"), EventBody.favouriteAdd(sensor: "a\($0)")) })
+        let fromB = try b.append((0..<10).map { (StreamID.user("cy"), EventBody.favouriteAdd(sensor: "b\($0)")) })
+        let log = try EventLog.create(at: dir.file("c.db"), options: testOptions())
+        _ = try log.append([(StreamID.user("bo"), EventBody.favouriteAdd(sensor: "mine"))])
+        let before = try log.lastSeq()
+        // Group 0: 5 of A's and a duplicate; group 1: nothing new; group 2: B's first 3, then a gap.
+        let reports = try log.ingest(groups: [Array(fromA[0..<5]) + [fromA[2]], [fromA[0]], Array(fromB[0..<3]) + [fromB[7]]],
+                                     syncLater: false)
+        #expect(reports.map(\.inserted) == [5, 0, 3])
+        #expect(reports[0].seqs == (before + 1)...(before + 5))
+        #expect(reports[1].seqs == nil)
+        #expect(reports[2].seqs == (before + 6)...(before + 8))
+        var seqOf: [EventID: Int64] = [:]
+        try log.forEach { seqOf[$0.event.id] = $0.seq; return true }
+        #expect(reports[0].stored.map { seqOf[$0.id]! } == Array((before + 1)...(before + 5)))
+        #expect(reports[2].stored.map { seqOf[$0.id]! } == Array((before + 6)...(before + 8)))
+    }
 }

@@ -274,4 +274,19 @@ struct SessionTests {
         let (c, me, _) = F.handshake(F.client(F.config(Self.b)), F.server(F.config(Self.b)))
         #expect(c.state == .closed && me.state != .ready)
     }
+
+    /// `storedFromPeer`: the scan steps over rows of the peer's own events only when it had reached them, so
+    /// it never skips a row it has not read.
+    @Test func theScanStepsOverAPeersOwnEventsOnlyFromWhereItHadReached() {
+        var (_, server) = F.pair()
+        #expect(server.cursor == 0)
+        server.storedFromPeer(5...9)          // rows 1 to 4 not read yet: nothing skipped
+        #expect(server.cursor == 0)
+        server.storedFromPeer(1...3)
+        #expect(server.cursor == 3)
+        server.storedFromPeer(4...7)
+        #expect(server.cursor == 7)
+        server.storedFromPeer(2...5)          // already past: stays
+        #expect(server.cursor == 7)
+    }
 }
