@@ -24,6 +24,7 @@ final class Connection {
 
     init(loop: UnsafeMutablePointer<uv_loop_t>) {
         decoder.maxLength = Frame.handshakeMaxLength
+        decoder.stopsAfterHandshake = true
         handle = .allocate(capacity: 1)
         uv_tcp_init(loop, handle)
         handle.pointee.data = Unmanaged.passRetained(self).toOpaque()
@@ -72,8 +73,14 @@ final class Connection {
             guard nread > 0, !c.closing else { return }
             let bytes = UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread)
             do {
-                let messages = try c.decoder.feed(bytes)
-                if !messages.isEmpty { c.onMessages?(.success(messages)) }
+                // The decoder stops after a handshake message, so the node acts on it (and raises the
+                // frame bound once the peer is authenticated) before the frames behind it are decoded.
+                var messages = try c.decoder.feed(bytes)
+                while !messages.isEmpty && !c.closing {
+                    c.onMessages?(.success(messages))
+                    guard c.decoder.pending > 0, !c.closing else { break }
+                    messages = try c.decoder.feed(UnsafeRawBufferPointer(start: nil, count: 0))
+                }
             } catch let e as FrameError {
                 c.onMessages?(.failure(e))
             } catch {

@@ -430,6 +430,7 @@ final class Node {
                 leaveHandshake(peer)
                 readyPeers[ObjectIdentifier(peer)] = peer
                 peer.conn.decoder.maxLength = Frame.maxLength
+                peer.conn.decoder.stopsAfterHandshake = false
                 peer.readyMillis = now()
                 perform(peer, peer.session.subscribe(subscription))
                 sendVectors(peer)

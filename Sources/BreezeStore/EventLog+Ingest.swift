@@ -32,7 +32,8 @@ extension EventLog {
         public var refusedHostile: Bool { forged > 0 || overOriginLimit > 0 }
         /// The events stored, in order.
         public var stored: [Event] = []
-        /// The sequence numbers the stored events took, in order, when known (nil when nothing was stored):
+        /// The sequence numbers the stored events took, in order (nil when nothing was stored, or when the
+        /// transaction's rows did not form one run, which the rowid rule should never allow):
         /// a node need not read them back to offer them to the peer that sent them (`Node.commitPending`).
         public var seqs: ClosedRange<Int64>?
         public init() {}

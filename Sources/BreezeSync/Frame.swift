@@ -38,6 +38,12 @@ public struct FrameDecoder: Sendable {
     /// Largest frame accepted now. A node keeps this small (`Frame.handshakeMaxLength`) until the peer is
     /// authenticated, so unauthenticated sockets cannot make it buffer megabytes.
     public var maxLength = Frame.maxLength
+    /// When true, `feed` returns right after a handshake message (`handshake1` to `handshake3`) and keeps
+    /// what follows it buffered: the caller acts on the message (raising `maxLength` once the peer is
+    /// authenticated), then calls `feed` with no bytes for the rest. A client sends its first sealed frames,
+    /// which may be far larger than the handshake's bound (its vectors), right behind `handshake3`, often in
+    /// the same read; judged by the bound of before the handshake, they would end a valid session.
+    public var stopsAfterHandshake = false
     private var buffer: [UInt8] = []
     private var start = 0
     /// Bytes received but not yet part of a complete frame.
@@ -70,7 +76,9 @@ public struct FrameDecoder: Sendable {
             } catch let e {
                 throw FrameError(code: .malformed, e.description)
             }
+            let type = buffer[body.lowerBound]
             start = body.upperBound + trailer
+            if stopsAfterHandshake && (0x05...0x07).contains(type) { break }     // handshake1 ... handshake3
         }
         if start > 0 && (start == buffer.count || start > 65536) {
             buffer.removeFirst(start)

@@ -64,8 +64,9 @@ public struct SyncSession: Sendable {
         /// under the frame limit; tests lower it.
         public var vectorsPartBytes = 1 << 20
         /// The revocations this side enforces: a peer chain with a revoked key fails the handshake
-        /// (`Protocol/sync.md` 4.10). The node gives each new session the set it holds then, and closes
-        /// sessions already open when a new revocation arrives.
+        /// (`Protocol/sync.md` 4.10). The node gives each new session the set it holds then, updates every
+        /// session with `revocationsChanged` when a new revocation arrives (a handshake still running then
+        /// fails when the peer's certificate arrives), and closes sessions already open whose peer it revokes.
         public var revocations: Revocations?
         /// The origin signature this side holds for an event of another replica (`EventLog.signature(of:)`), sent
         /// with it (`Protocol/sync.md` 6.9); this replica's own events it signs itself. A device relays another
@@ -536,7 +537,7 @@ public struct SyncSession: Sendable {
             if let old { catchingUp.formUnion(new.subtracting(old)) }
             return catchingUp.isEmpty ? [] : [.rescan]
         case .signatures(let batch, let entries):
-            // Section 6.9: they belong to the batch that follows at once.
+            // Section 6.9: they belong to the next batch (other messages may come between).
             guard batch == expectedBatch, pendingSignatures == nil else {
                 return fail(.unexpected, "signatures for batch \(batch) while batch \(expectedBatch) is next\(pendingSignatures == nil ? "" : " and has its signatures")")
             }
@@ -762,8 +763,10 @@ public struct SyncSession: Sendable {
     }
 
     /// The shell stored events this peer sent, and nothing else, as the sequence numbers `seqs`: the peer
-    /// holds all of them (their ids are in its vectors since they arrived), so the scan in log order would
-    /// offer none, and need not read them back. Moves `cursor` past them when it had reached their start.
+    /// holds all of them, so the scan in log order would offer none (their ids went into `peerVectors` as
+    /// they arrived; vectors or a subscription that replaced those since reset `cursor` to 0, and the peer's
+    /// new vectors cover what it sent), and need not read them back. Moves `cursor` past them when it had
+    /// reached their start.
     public mutating func storedFromPeer(_ seqs: ClosedRange<Int64>) {
         if cursor >= seqs.lowerBound - 1 { cursor = max(cursor, seqs.upperBound) }
     }

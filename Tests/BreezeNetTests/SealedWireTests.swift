@@ -1,6 +1,7 @@
 import Testing
 import BreezeCore
 import BreezeStore
+import BreezeSync
 import BreezeTestSupport
 @preconcurrency import Glibc
 
@@ -137,6 +138,32 @@ struct SealedWireTests {
         #expect(converged, "phone \(Self.events(c, "phone", streams: Self.anaStreams).count) server \(Self.events(c, "server", streams: Self.anaStreams).count) events")
         print("SEALED part=attacks seed=\(seed) connections=\(stats["connections"] ?? 0) writes=\(i) fired/detected: \(fields.joined(separator: " ")) "
               + "accepted=\(accepted) attacker_events_stored=\(forged) converged=\(converged)")
+    }
+
+    /// A client sends its first sealed frames right behind `handshake3`, in the same write: vectors of 3,000
+    /// fact streams (a cluster replica of a city, a device with a wide interest) are one frame far beyond the
+    /// 64 KiB bound of before the handshake. The node judged them by that bound when they came in the same
+    /// read as `handshake3`, and ended the valid session with error 1; it now decodes them once the peer is
+    /// authenticated.
+    @Test func vectorsOfThousandsOfStreamsRightBehindHandshake3AreTaken() throws {
+        let c = Cluster()
+        _ = c.cli("server", ["init"])
+        let server = c.start("server")
+        let origin = Origin(replica: ReplicaID(rawValue: 0xC1A5_0000_0000_0F0F), epoch: 1)
+        let vectors = (0..<3000).map {
+            StreamVector(stream: .sensor(source: "purpleair", sensor: "\(100_000 + $0)"), vector: VersionVector([origin: 1]))
+        }
+        let bytes = Frame.encode(.vectors(vectors)).count
+        #expect(bytes > Frame.handshakeMaxLength)
+        let p = try #require(RawPeer(server))
+        let s = p.handshake(credentials: c.authority.credentials(replica: origin.replica, scope: .cluster), thenAtOnce: [.vectors(vectors)])
+        #expect(s != nil)
+        p.send(.ping(42))
+        var answered = false
+        while let m = p.receive() { if case .pong(42) = m { answered = true; break } }
+        let log = c.logText("server")
+        #expect(answered && !log.contains("outside 1...") , "the node ended the session: \(log)")
+        print("WIRE part=large-first-vectors vectors_frame_bytes=\(bytes) session_kept=\(answered)")
     }
 
     @Test func rewrittenVersionsAreRefusedAndNoSessionIsEverEstablished() throws {

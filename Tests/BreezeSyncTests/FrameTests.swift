@@ -51,6 +51,33 @@ struct FrameTests {
         #expect(throws: FrameError.self) { try justOver.feed([UInt8(n & 0xff), UInt8(n >> 8 & 0xff), UInt8(n >> 16 & 0xff), 0]) }
     }
 
+    /// A client's first sealed frames come right behind `handshake3`, often in the same read, and may be far
+    /// larger than the bound of before the handshake (its vectors): a decoder that stops after a handshake
+    /// message lets the caller raise the bound before it judges them. Without the stop, the valid session ends.
+    @Test func aDecoderThatStopsAfterAHandshakeMessageJudgesWhatFollowsByTheBoundSetAfterIt() throws {
+        let big = Frame.encode(.sealed(Array(repeating: 7, count: 100_000)))
+        let stream = Frame.encode(.handshake3(noise: Array(repeating: 1, count: 100))) + big
+        var naive = FrameDecoder()
+        naive.maxLength = Frame.handshakeMaxLength
+        #expect(throws: FrameError.self) { try naive.feed(stream) }
+        var d = FrameDecoder()
+        d.maxLength = Frame.handshakeMaxLength
+        d.stopsAfterHandshake = true
+        let first = try d.feed(stream)
+        #expect(first.count == 1 && d.pending == big.count)
+        guard case .handshake3? = first.first else { Issue.record("\(first)"); return }
+        d.maxLength = Frame.maxLength               // the peer is authenticated
+        d.stopsAfterHandshake = false
+        let rest = try d.feed([])
+        #expect(rest == [.sealed(Array(repeating: 7, count: 100_000))] && d.pending == 0)
+        // A peer still in its handshake gets no more room: the big frame after handshake1 is refused.
+        var e = FrameDecoder()
+        e.maxLength = Frame.handshakeMaxLength
+        e.stopsAfterHandshake = true
+        _ = try e.feed(Frame.encode(.handshake1(minVersion: 3, maxVersion: 3, ephemeral: Array(repeating: 2, count: 32))) + big)
+        #expect(throws: FrameError.self) { try e.feed([]) }
+    }
+
     @Test func aFlippedBitAnywhereInAFrameIsRefused() {
         let frame = Frame.encode(.events(batch: 9, events: [GoldenFrameTests.example]))
         for i in 4..<frame.count {

@@ -1,6 +1,7 @@
 // Fuzz target: the frame decoder (`BreezeSync.FrameDecoder`, `Message.decode`).
 //
-// Input: byte 0 picks the length limit (handshake or full) and whether to repair checksums; bytes 1-2 pick
+// Input: byte 0 picks the length limit (handshake or full), whether to repair checksums and whether the
+// decoder stops after handshake messages (then fed again with no bytes, as a node does); bytes 1-2 pick
 // where to cut the stream; the rest is the byte stream a peer sends. Checks, besides "no trap, no hang, no
 // leak": the same stream fed whole or in pieces gives the same messages (or fails either way), and every
 // decoded message re-encodes to a frame that decodes to the same message. `packed` payloads are also read by
@@ -25,15 +26,21 @@ func repairingChecksums(_ stream: [UInt8]) -> [UInt8] {
 }
 
 /// Feeds `stream` in pieces cut every `step` bytes (the whole stream when `step` is 0).
-func decode(_ stream: [UInt8], step: Int, maxLength: Int) -> (messages: [Message], pending: Int)? {
+func decode(_ stream: [UInt8], step: Int, maxLength: Int, stopsAfterHandshake: Bool = false) -> (messages: [Message], pending: Int)? {
     var d = FrameDecoder()
     d.maxLength = maxLength
+    d.stopsAfterHandshake = stopsAfterHandshake
     var out: [Message] = []
     var i = 0
     repeat {
         let j = step == 0 ? stream.count : min(stream.count, i + step)
-        guard let ms = try? d.feed(Array(stream[i..<j])) else { return nil }
-        out += ms
+        guard var ms = try? d.feed(Array(stream[i..<j])) else { return nil }
+        while !ms.isEmpty {
+            out += ms
+            guard stopsAfterHandshake, d.pending > 0 else { break }
+            guard let more = try? d.feed([]) else { return nil }
+            ms = more
+        }
         i = j
     } while i < stream.count
     return (out, d.pending)
@@ -48,8 +55,9 @@ public func fuzzFrame(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var stream = input.rest()
     if mode & 2 != 0 { stream = repairingChecksums(stream) }
 
-    let whole = decode(stream, step: 0, maxLength: maxLength)
-    let pieces = decode(stream, step: step, maxLength: maxLength)
+    let stops = mode & 4 != 0
+    let whole = decode(stream, step: 0, maxLength: maxLength, stopsAfterHandshake: stops)
+    let pieces = decode(stream, step: step, maxLength: maxLength, stopsAfterHandshake: stops)
     if let whole {
         // Cutting the stream anywhere changes nothing.
         require(pieces != nil, "decoding failed only when the stream was cut every \(step) bytes")
