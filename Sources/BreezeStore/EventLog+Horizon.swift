@@ -166,6 +166,15 @@ extension EventLog {
                     doomed.append((seq, row.int(0), row.int(1), row.int(2), row.int(3)))
                 }
                 row.reset()
+                // If nothing would be left (a log of readings only), the newest row stays, filed for the next
+                // pass: in an empty table SQLite numbers the next row 1, and every reader's position (a
+                // session's cursor, the projection's checkpoint) would pass over what comes next
+                // (`keepHighestSeq`). Screens do not show it (it is before the projection's cutoff).
+                if doomed.contains(where: { $0.seq == oldMax }),
+                   try db.scalarInt("SELECT count(*) FROM events") ?? 0 <= Int64(Set(doomed.map(\.seq)).count) {
+                    doomed.removeAll { $0.seq == oldMax }
+                    try fileExpiry(hour: cutoff / 3600, seqs: [oldMax])
+                }
                 // 3. Drop them, remember their counters, and keep the greatest sequence number.
                 let del = try db.prepare("DELETE FROM events WHERE seq = ?")
                 for d in doomed {

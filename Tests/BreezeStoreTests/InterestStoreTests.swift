@@ -140,6 +140,29 @@ struct HorizonStoreTests {
         #expect(report.notes.contains { $0.message.contains("beyond this device's horizon") })
     }
 
+    /// A log of nothing but readings, all beyond the horizon: the newest stays, so the next event is numbered
+    /// after every one before (in an empty table SQLite would start again at 1, below every reader's position).
+    @Test func aHorizonThatWouldEmptyTheLogKeepsItsNewestRowSoNoNumberIsGivenTwice() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        let day: Int64 = 86_400, end: Int64 = 1_750_000_000 / 3600 * 3600
+        for d in stride(from: 30, to: 0, by: -1) {
+            _ = try log.appendFacts([InterestStoreTests.reading("1", end - Int64(d) * day, Double(d))])
+        }
+        #expect(try log.addInterest(.sensor(source: "purpleair", id: "1")))
+        let events = try log.count(), last = try log.lastSeq()
+        let r = try log.applyHorizon(nowSeconds: end + 100 * day)
+        let left = try log.count()
+        #expect(r.dropped == events - 1 && left == 1, "dropped \(r.dropped) of \(events)")
+        #expect(try log.lastSeq() == last)
+        _ = try log.appendFacts([InterestStoreTests.reading("1", end + 100 * day, 5)])
+        let next = try log.lastSeq()
+        #expect(next == last + 1, "the next event took number \(next), after \(last)")
+        // Once something newer is held, the spared reading goes with the next drop.
+        #expect(try log.applyHorizon(nowSeconds: end + 100 * day + 2 * day).dropped >= 1)
+        #expect(try log.lastSeq() == last + 1)
+    }
+
     @Test func aNumberFiledForExpiryThatNowNamesAnotherRowDropsNothingButAReading() throws {
         let dir = TempDir()
         let path = dir.file("a.db")
