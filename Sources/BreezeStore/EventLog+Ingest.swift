@@ -103,7 +103,7 @@ extension EventLog {
                 var originsStarted: [OriginCountKey: Int] = [:]  // new origins of (stream, replica) in this transaction
                 // Rows take the sequence numbers after the highest, in insertion order (seq is the rowid), so
                 // each group's stored events take a run of them; checked against the highest after the inserts.
-                let firstSeq = (try db.scalarInt("SELECT max(seq) FROM events") ?? 0) + 1
+                let firstSeq = try lastSeq() + 1
                 for (g, events) in groups.enumerated() {
                     let fromDeviceGroup = g < fromDevice.count && fromDevice[g]
                     let signed = g < signatures.count ? signatures[g] : [:]
@@ -185,8 +185,7 @@ extension EventLog {
                 }
                 if let s = slot { heads[s] = head }
                 try insert.flush()
-                let lastSeq = try db.scalarInt("SELECT max(seq) FROM events") ?? 0
-                if lastSeq - firstSeq + 1 == Int64(reports.reduce(0) { $0 + $1.inserted }) {
+                if try lastSeq() - firstSeq + 1 == Int64(reports.reduce(0) { $0 + $1.inserted }) {
                     var next = firstSeq
                     for g in reports.indices where reports[g].inserted > 0 {
                         reports[g].seqs = next...(next + Int64(reports[g].inserted) - 1)

@@ -195,27 +195,31 @@ public final class EventLog {
         }
         let (replica, epoch, boot) = try read()
         if epoch > 0, let bootID, boot == bootID { return (replica, epoch) }
-        try db.execute("PRAGMA synchronous=FULL")
-        defer { try? db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")") }
-        return try db.writeTransaction {
+        return try fullySyncedTransaction(db, durability: durability) {
             let (r, e, b) = try read()
             if e > 0, let bootID, b == bootID { return (r, e) }
-            return (r, try writeFreshEpoch(db, replica: r, current: e, boot: .some(bootID)))
+            let next = try writeFreshEpoch(db, replica: r, current: e)
+            let s = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('boot', ?)")
+            if let bootID { try s.bind(1, bootID) } else { try s.bindNull(1) }
+            try s.run()
+            return (r, next)
         }
     }
 
-    /// Inside a write transaction: draws a fresh epoch (`freshEpoch`) and records it in `meta`, with the boot it
-    /// began in when `boot` is given (nil: the boot stays as recorded). Returns it.
-    private static func writeFreshEpoch(_ db: Database, replica: ReplicaID, current: UInt32, boot: String??) throws -> UInt32 {
+    /// Runs `body` in a write transaction committed with `synchronous=FULL` whatever the durability (then put
+    /// back): an epoch must be on disk before any event uses it.
+    private static func fullySyncedTransaction<T>(_ db: Database, durability: Durability, _ body: () throws -> T) throws -> T {
+        try db.execute("PRAGMA synchronous=FULL")
+        defer { try? db.execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")") }
+        return try db.writeTransaction(body)
+    }
+
+    /// Inside a write transaction: draws a fresh epoch (`freshEpoch`) and records it in `meta`. Returns it.
+    private static func writeFreshEpoch(_ db: Database, replica: ReplicaID, current: UInt32) throws -> UInt32 {
         let next = try freshEpoch(db, replica: replica, current: Int64(current))
         let s = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', ?)")
         try s.bind(1, next)
         try s.run()
-        if let boot {
-            let b = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('boot', ?)")
-            if let boot { try b.bind(1, boot) } else { try b.bindNull(1) }
-            try b.run()
-        }
         return UInt32(next)
     }
 
@@ -245,10 +249,8 @@ public final class EventLog {
     @discardableResult
     public func startNewEpoch() throws(StoreError) -> UInt32 {
         do {
-            try db.execute("PRAGMA synchronous=FULL")
-            defer { try? db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")") }
-            epoch = try db.writeTransaction { () throws -> UInt32 in
-                try EventLog.writeFreshEpoch(db, replica: replica, current: try storedEpoch(), boot: nil)
+            epoch = try EventLog.fullySyncedTransaction(db, durability: options.durability) { () throws -> UInt32 in
+                try EventLog.writeFreshEpoch(db, replica: replica, current: try storedEpoch())
             }
             return epoch
         } catch { throw StoreError.from(error, path: path) }

@@ -70,8 +70,8 @@ public enum Message: Equatable, Sendable {
     /// and again when they change.
     case subscribe([StreamID]?)
     /// Origin signatures of events of the batch numbered `batch`, the next batch its sender sends
-    /// (`Protocol/sync.md` 6.9; other messages may come between): each entry names an event by its index in that batch. Sent only when the batch holds events
-    /// with a signature.
+    /// (`Protocol/sync.md` 6.9; other messages may come between): each entry names an event by its index in
+    /// that batch. Sent only when the batch holds events with a signature.
     case signatures(batch: UInt64, [SignatureEntry])
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])

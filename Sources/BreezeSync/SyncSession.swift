@@ -170,7 +170,7 @@ public struct SyncSession: Sendable {
     /// This replica's chain, encoded, as it signs its own events.
     private let ownChain: [[UInt8]]
     /// Signatures of others' events `sends` looked up (a device relays only those it has), kept for `flush`,
-    /// which sends them, so each is read from the store once.
+    /// which sends them, so each is read from the store once; cleared at the end of each `offer`.
     private var relaySignatures: [RelayKey: OriginSignature] = [:]
     private struct RelayKey: Hashable { let stream: StreamID; let id: EventID }
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
@@ -758,6 +758,7 @@ public struct SyncSession: Sendable {
             taken = seq
         }
         flush(&batch, &bytes, into: &out)
+        relaySignatures.removeAll(keepingCapacity: true)     // looked up for an event the window had no room for
         cursor = max(cursor, taken == cursor && entries.isEmpty ? scannedTo : taken)
         return out
     }
@@ -783,6 +784,7 @@ public struct SyncSession: Sendable {
             guard add(e, to: &batch, &bytes, out: &out) else { break }
         }
         flush(&batch, &bytes, into: &out)
+        relaySignatures.removeAll(keepingCapacity: true)
         return out
     }
 
@@ -812,8 +814,10 @@ public struct SyncSession: Sendable {
     private mutating func sends(_ e: Event, _ grants: Grants) -> Bool {
         guard grants.peerMayRead(e.stream), peerVectors[e.stream]?[e.id.origin] ?? 0 == e.id.counter - 1,
               e.hasShortestEncoding else { return false }
-        if !grants.localIsCluster && e.id.origin.replica != config.replica {
-            guard let sig = config.storedSignature(e) else { return false }
+        // Another replica's event: the signature held of it goes with it (a device sends none without one).
+        if e.id.origin.replica != config.replica && (!grants.localIsCluster || OriginSignature.isSigned(e.stream)) {
+            let sig = config.storedSignature(e)
+            guard sig != nil || grants.localIsCluster else { return false }
             relaySignatures[RelayKey(stream: e.stream, id: e.id)] = sig
         }
         if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
@@ -847,11 +851,10 @@ public struct SyncSession: Sendable {
         for (i, e) in batch.enumerated() where OriginSignature.isSigned(e.stream) {
             if e.id.origin.replica == config.replica {
                 signed.append(SignatureEntry(index: i, signature: OriginSignature.sign(e, key: config.credentials.deviceKey, chain: ownChain)))
-            } else if let sig = relaySignatures.removeValue(forKey: RelayKey(stream: e.stream, id: e.id)) ?? config.storedSignature(e) {
+            } else if let sig = relaySignatures.removeValue(forKey: RelayKey(stream: e.stream, id: e.id)) {
                 signed.append(SignatureEntry(index: i, signature: sig))
             }
         }
-        relaySignatures.removeAll(keepingCapacity: true)
         if !signed.isEmpty { out += emit(.signatures(batch: id, signed)) }
         if let messages = packer.encode(batch: id, events: batch) {
             for m in messages { out += emit(m) }

@@ -186,10 +186,11 @@ final class RawPeer {
         handshake(credentials: authority.credentials(replica: replica, scope: scope))
     }
 
-    /// The client side of the handshake as `handshake(credentials:)`, but `handshake3` goes in one write with
-    /// the sealed `messages` behind it, as a node sends its first frames right after it.
+    /// The same with credentials of the test's own making. `beforeHandshake3` runs once `handshake3` is made
+    /// and before it is sent (the server is then waiting for it); `handshake3` goes in one write with the sealed
+    /// `thenAtOnce` behind it, as a node sends its first frames right after it.
     @discardableResult
-    func handshake(credentials: SyncCredentials, thenAtOnce messages: [Message]) -> SyncSession? {
+    func handshake(credentials: SyncCredentials, beforeHandshake3: () -> Void = {}, thenAtOnce messages: [Message] = []) -> SyncSession? {
         var s = SyncSession(role: .client, config: SyncSession.Config(credentials: credentials), ephemeralKey: SecureRandom.bytes(32),
                             nowMillis: SystemClock.nowMillis())
         for case .send(let m) in s.start() { send(Frame.encode(m)) }
@@ -198,24 +199,10 @@ final class RawPeer {
             var out: [UInt8] = []
             for case .send(let f) in s.receive(m) { out += Frame.encode(f) }
             if s.state == .ready {
+                beforeHandshake3()
                 for m in messages { for case .send(let f) in s.send(m) { out += Frame.encode(f) } }
             }
             send(out)
-        }
-        guard s.state == .ready else { return nil }
-        session = s
-        return s
-    }
-
-    /// The same with credentials of the test's own making.
-    @discardableResult
-    func handshake(credentials: SyncCredentials) -> SyncSession? {
-        var s = SyncSession(role: .client, config: SyncSession.Config(credentials: credentials), ephemeralKey: SecureRandom.bytes(32),
-                            nowMillis: SystemClock.nowMillis())
-        for case .send(let m) in s.start() { send(Frame.encode(m)) }
-        while s.state != .ready && s.state != .closed {
-            guard let m = receive() else { return nil }
-            for case .send(let out) in s.receive(m) { send(Frame.encode(out)) }
         }
         guard s.state == .ready else { return nil }
         session = s

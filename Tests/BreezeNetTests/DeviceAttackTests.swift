@@ -226,28 +226,21 @@ struct RevocationEdgeTests {
         c.start("phone", peers: [server], scope: .user("ana"))
         let creds = c.authority.credentials(replica: Self.tablet, scope: .user("ana"))
         let p = try #require(RawPeer(server))
-        var s = SyncSession(role: .client, config: SyncSession.Config(credentials: creds), ephemeralKey: SecureRandom.bytes(32),
-                            nowMillis: SystemClock.nowMillis())
-        for case .send(let m) in s.start() { p.send(Frame.encode(m)) }
-        let h2 = try #require(p.receive(), "the server answered handshake1")
-        let h3 = s.receive(h2)
-        #expect(s.state == .ready, "the tablet's side of the handshake completes")
-        // The server now waits for handshake3; the cluster authority revokes the tablet beside it.
-        let r = c.cli("server", ["authority", "revoke", "--signer", c.authority.keyFile, "--device-key", Digest.hex(creds.deviceKey.publicKey),
-                                 "--replica", Self.tablet.description, "--reason", "stolen"])
-        #expect(r.code == 0, "\(r.out)")
-        // (within the server's 5 s handshake timeout, which started at handshake1)
-        #expect(waitUntil(seconds: 3) { c.logText("server").contains("enforced from now") }, "\(c.logText("server"))")
-        let t0 = monotonic()
-        for case .send(let m) in h3 { p.send(Frame.encode(m)) }
+        var t0 = 0.0
+        let handshake = p.handshake(credentials: creds, beforeHandshake3: {
+            // The server now waits for handshake3; the cluster authority revokes the tablet beside it.
+            let r = c.cli("server", ["authority", "revoke", "--signer", c.authority.keyFile, "--device-key", Digest.hex(creds.deviceKey.publicKey),
+                                     "--replica", Self.tablet.description, "--reason", "stolen"])
+            #expect(r.code == 0, "\(r.out)")
+            // (within the server's 5 s handshake timeout, which started at handshake1)
+            #expect(waitUntil(seconds: 3) { c.logText("server").contains("enforced from now") }, "\(c.logText("server"))")
+            t0 = monotonic()
+        })
+        #expect(handshake != nil, "the tablet's side of the handshake completes")
         // The tablet tries to write right away, as if it were in.
         let stolen = Event(stream: .user("ana"), id: EventID(origin: Origin(replica: Self.tablet, epoch: 1), counter: 1),
                            hlc: HLC(physicalMillis: SystemClock.nowMillis(), logical: 0), body: .favouriteAdd(sensor: "stolen-edit"))
-        let sealed = { () -> [UInt8] in
-            var sc = s
-            return sc.send(.events(batch: 1, events: [stolen])).flatMap { a -> [UInt8] in if case .send(let f) = a { return Frame.encode(f) } else { return [] } }
-        }()
-        p.send(sealed)
+        p.send(.events(batch: 1, events: [stolen]))
         let ended = DeviceAttackTests.closedOrReset(p)
         let seconds = monotonic() - t0
         let log = c.logText("server")
