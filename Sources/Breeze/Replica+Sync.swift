@@ -25,13 +25,15 @@ extension Replica {
     @discardableResult
     public func startSync(_ options: SyncOptions) throws(BreezeError) -> SyncStatus {
         if let u = options.user { try Validation.user(u, what: "SyncOptions.user") }
-        guard options.listen != nil || !options.peers.isEmpty else {
-            throw BreezeError(.invalidArgument, "sync needs an address to listen on, peers to dial, or both")
+        guard options.listen != nil || !options.peers.isEmpty || !options.servers.isEmpty else {
+            throw BreezeError(.invalidArgument, "sync needs an address to listen on, peers or servers to dial, or both")
         }
+        for address in options.peers + options.servers { try SyncOptions.checkAddress(address) }
         let credentials = try options.credentials(db: path, replica: id,
                                                   nowMillis: self.options.wallClock?() ?? SystemClock.nowMillis())
         var config = NodeConfig(dbPath: path, listen: options.listen, credentials: credentials)
         config.peers = options.peers
+        config.servers = options.servers
         config.durability = self.options.durability == .full ? .full : .normal
         if let clock = self.options.wallClock { config.wallClock = clock }
         if let log = options.log { config.log = log }

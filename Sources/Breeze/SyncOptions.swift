@@ -13,8 +13,18 @@ import BreezeSync
 public struct SyncOptions: Sendable {
     /// `HOST:PORT` to accept peers on (port 0: any free port), or nil for a device that only dials.
     public var listen: String?
-    /// Peers to dial and keep dialling (with backoff), `HOST:PORT`.
+    /// Peers to dial and keep dialling (with backoff), `HOST:PORT`, each on its own.
     public var peers: [String]
+    /// The cluster's servers, `HOST:PORT`, of which a device holds one session at a time: it starts at one
+    /// (chosen by its replica id, so devices spread over the servers) and fails over to the next when that
+    /// one goes or cannot be reached. Nothing is lost or sent twice on the way: each new session starts
+    /// with a vectors exchange.
+    ///
+    /// ```swift
+    /// var options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub")
+    /// options.servers = ["10.0.0.2:7000", "10.0.0.3:7000", "10.0.0.4:7000"]
+    /// ```
+    public var servers: [String] = []
     /// This replica's certificate chain as `breeze enrol` writes it (text; public, no secret in it).
     public var certificateChain: String
     /// The cluster authority's public key as its `.pub` file holds it (64 hex digits; `#` lines are comments).
@@ -57,6 +67,15 @@ public struct SyncOptions: Sendable {
     public init(certificateFile: String, authorityFile: String, listen: String? = nil, peers: [String] = []) throws(BreezeError) {
         self.init(certificateChain: try SyncOptions.readText(certificateFile, what: "certificate"),
                   authority: try SyncOptions.readText(authorityFile, what: "authority"), listen: listen, peers: peers)
+    }
+
+    /// Checks a peer or server address (`HOST:PORT`, IPv4 or `localhost`, port 1-65535).
+    ///
+    /// - Throws: `BreezeError.invalidArgument` naming the address and what is wrong with it.
+    public static func checkAddress(_ address: String) throws(BreezeError) {
+        do { try NodeConfig.checkDialAddress(address) } catch {
+            throw BreezeError(.invalidArgument, "peer \(error.description)")
+        }
     }
 
     static func readText(_ path: String, what: String) throws(BreezeError) -> String {

@@ -6,9 +6,11 @@ import BreezeStore
 /// `breeze node`: runs a replica's sync node (`Replica.startSync`) until SIGINT or SIGTERM.
 enum NodeCommand {
     static let usage = """
-        usage: breeze node --db PATH --listen HOST:PORT [--peer HOST:PORT]... --cert FILE --authority FILE
+        usage: breeze node --db PATH --listen HOST:PORT [--peer HOST:PORT]... [--server HOST:PORT]... --cert FILE --authority FILE
           --listen      address to accept peers on (port 0: any free port; the address is printed)
           --peer        a peer to dial and keep dialling (repeatable)
+          --server      one of the cluster's servers (repeatable): the node holds a session with one of them at a
+                        time, chosen by its replica id, and fails over to the next when it goes (a device)
           --cert        this replica's certificate chain (`breeze enrol`); its scope is what the node syncs
           --authority   the cluster authority's public key (the .pub file of `breeze authority new`)
           --metrics HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics (peers, events per stream,
@@ -17,17 +19,21 @@ enum NodeCommand {
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics"], multi: ["peer"], usage: usage)
+        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics"], multi: ["peer", "server"], usage: usage)
         _ = try a.expect([])
         guard let certFile = a.options["cert"] else { throw .usage("--cert FILE is required (`breeze enrol` makes it)", usage) }
         guard let authorityFile = a.options["authority"] else { throw .usage("--authority FILE is required (the cluster authority's public key)", usage) }
-        let peers = a.repeated["peer"] ?? []
-        guard a.options["listen"] != nil || !peers.isEmpty else {
-            throw .usage("give --listen HOST:PORT, --peer HOST:PORT, or both", usage)
+        let peers = a.repeated["peer"] ?? [], servers = a.repeated["server"] ?? []
+        guard a.options["listen"] != nil || !peers.isEmpty || !servers.isEmpty else {
+            throw .usage("give --listen HOST:PORT, --peer HOST:PORT or --server HOST:PORT (or several)", usage)
+        }
+        for address in peers + servers {
+            do { try SyncOptions.checkAddress(address) } catch { throw .usage(error.description, usage) }
         }
         var options = SyncOptions(certificateChain: try CredentialFiles.readText(certFile, option: "--cert"),
                                   authority: try CredentialFiles.readText(authorityFile, option: "--authority"),
                                   listen: a.options["listen"], peers: peers)
+        options.servers = servers
         if ctx.userGiven { options.user = try ctx.userStream().userID }
         options.stopOnSignals = true
         options.log = { line in
@@ -42,7 +48,8 @@ enum NodeCommand {
             let status = try replica.startSync(options)
             if let address = status.listenAddress { ctx.console.out("listening on \(address)") }
             if let server { ctx.console.out("metrics on http://\(server.address)/metrics") }
-            ctx.console.out("node running: db \(ctx.dbPath), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))")
+            ctx.console.out("node running: db \(ctx.dbPath), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))"
+                            + (servers.isEmpty ? "" : ", servers \(servers.joined(separator: ", ")) (one at a time)"))
             replica.waitForSync()
         }
         ctx.console.out("node stopped")

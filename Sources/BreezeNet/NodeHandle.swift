@@ -10,8 +10,12 @@ public struct NodeConfig: Sendable {
     public var dbPath: String
     /// `HOST:PORT` to accept peers on (port 0 picks a free port), or nil to only dial.
     public var listen: String?
-    /// Peers to dial and keep dialling.
+    /// Peers to dial and keep dialling, each on its own.
     public var peers: [String] = []
+    /// Servers of which this node (a device) holds one session at a time: it starts at one (chosen by its
+    /// replica id, so a crowd of devices spreads over them) and moves to the next when that one goes or
+    /// cannot be reached (failover). The new session's vectors exchange resumes exactly.
+    public var servers: [String] = []
     /// This replica's device key, its certificate chain and the cluster authority's public key it trusts;
     /// the scope comes from the certificate, whose replica id must be the database's.
     public var credentials: SyncCredentials
@@ -20,9 +24,14 @@ public struct NodeConfig: Sendable {
     /// Stop on SIGINT and SIGTERM.
     public var handleSignals = false
     public var handshakeTimeoutMillis: UInt64 = 5000
-    /// Most inbound connections allowed in the handshake at once; when full, accepting one more closes the
-    /// oldest still in its handshake, so idle sockets cannot lock real peers out for the handshake timeout.
+    /// Most inbound connections allowed in the handshake at once (`HandshakeQueue`). When full, one more
+    /// waits in the kernel's accept queue, unless the oldest still in its handshake has sent nothing for
+    /// `silentHandshakeGraceMillis` or has taken `handshakeEvictAfterMillis`: that one is closed for it. So
+    /// idle sockets cannot lock real peers out, and a crowd of real peers dialling together is let in as
+    /// fast as handshakes finish.
     public var maxUnauthenticated = 256
+    public var silentHandshakeGraceMillis: UInt64 = 500
+    public var handshakeEvictAfterMillis: UInt64 = 1_500
     /// Most `ping`, `pong` and `vectors` messages a peer may send in one second (a correct peer sends one
     /// ping per 5 s of silence and vectors at most every 10 s): a token bucket of this many, refilled at this
     /// rate. A peer that runs out is throttled: the node stops reading its socket until the bucket refills.
@@ -50,6 +59,15 @@ public struct NodeConfig: Sendable {
     public var window = 4
     /// Above this many bytes queued on a socket, stop reading the log for that peer.
     public var maxQueuedBytes = 8 << 20
+    /// Most new log rows routed to the sessions in one turn of the loop (the rest at the next turns), so a
+    /// large commit does not keep the loop from its sockets.
+    public var routeRowsPerTurn = 16_384
+    /// Most log reads (a page, or a stream read by stream) for sessions catching up in one turn of the loop,
+    /// shared in turn among them, so a crowd catching up does not keep the loop from its sockets.
+    public var catchUpReadsPerTurn = 256
+    /// `onStatus` lists devices connected to this node while there are at most this many; beyond, it counts
+    /// them (`NodeStatus.inboundDevices`): a server's thousands of devices are for the metrics, not a list.
+    public var statusListsDevices = 64
     /// Wall time in milliseconds for event timestamps (`EventLog.Options.wallClock`); tests shift it.
     public var wallClock: @Sendable () -> UInt64 = { SystemClock.nowMillis() }
     /// Diagnostics (one line each).
@@ -62,6 +80,15 @@ public struct NodeConfig: Sendable {
     public var onStatus: (@Sendable (NodeStatus) -> Void)?
     /// Counters for operators (`breeze node --metrics`), updated by the loop thread; nil collects none.
     public var metrics: NodeMetrics?
+
+    /// Checks an address to dial (`HOST:PORT`: an IPv4 address or `localhost`, a port from 1 to 65535).
+    ///
+    /// - Throws: `NodeError` naming the address and what is wrong with it.
+    public static func checkDialAddress(_ address: String) throws(NodeError) {
+        let addr: sockaddr_in
+        do { addr = try SocketAddress.parse(address) } catch { throw NodeError(error.description) }
+        guard addr.sin_port != 0 else { throw NodeError("address '\(address)': port 0 cannot be dialled") }
+    }
 
     public init(dbPath: String, listen: String?, credentials: SyncCredentials) {
         self.dbPath = dbPath

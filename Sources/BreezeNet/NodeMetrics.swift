@@ -32,12 +32,25 @@ public final class NodeMetrics: @unchecked Sendable {
         public var lagEvents: UInt64
     }
 
+    /// The devices connected to a node (inbound sessions of `user:` scope), summed up: a server has thousands.
+    public struct Devices: Sendable, Equatable {
+        /// Device sessions authenticated now.
+        public var connected = 0
+        /// Of those, how many lack events they want (catching up).
+        public var behind = 0
+        /// Events the devices lack in all, of the streams they want.
+        public var lagEvents: UInt64 = 0
+        public init() {}
+    }
+
     /// What the counters held at one moment.
     public struct Snapshot: Sendable, Equatable {
-        /// Authenticated sessions now.
+        /// Authenticated sessions now (devices included).
         public var peersConnected = 0
-        /// Every authenticated peer, by address.
+        /// Every authenticated peer that is not a device of the node (cluster peers, peers it dials), by address.
         public var peers: [Peer] = []
+        /// The devices, summed up.
+        public var devices = Devices()
         /// Events in batches received from peers (duplicates included), per stream.
         public var received: [String: UInt64] = [:]
         /// Events sent to peers, per stream.
@@ -108,16 +121,10 @@ public final class NodeMetrics: @unchecked Sendable {
         }
     }
 
-    /// Events sent to one peer: what its vectors gained from `before` to `after` (a session advances them by
-    /// exactly what it sends).
-    func recordSent(before: [StreamID: VersionVector], after: [StreamID: VersionVector]) {
-        var sent: [String: UInt64] = [:]
-        for (stream, v) in after {
-            let n = (before[stream] ?? VersionVector()).missing(from: v)
-            if n > 0 { sent[stream.description] = n }
-        }
-        guard !sent.isEmpty else { return }
-        update { s in for (k, n) in sent { s.sent[k, default: 0] += n } }
+    /// Events sent to one peer, per stream (`SyncSession.takeSentCounts`).
+    func recordSent(_ counts: [StreamID: Int]) {
+        guard !counts.isEmpty else { return }
+        update { s in for (k, n) in counts { s.sent[k.description, default: 0] += UInt64(n) } }
     }
 
     /// A connection closed before it authenticated.
@@ -125,11 +132,12 @@ public final class NodeMetrics: @unchecked Sendable {
         update { $0.refused[reason, default: 0] += 1 }
     }
 
-    /// The authenticated peers now, with their lag.
-    func recordPeers(_ peers: [Peer]) {
+    /// The authenticated peers now, with their lag: the cluster and dialled ones each, the devices summed up.
+    func recordPeers(_ peers: [Peer], devices: Devices = Devices()) {
         update { s in
             s.peers = peers.sorted { ($0.address, $0.direction) < ($1.address, $1.direction) }
-            s.peersConnected = peers.count
+            s.devices = devices
+            s.peersConnected = peers.count + devices.connected
         }
     }
 }

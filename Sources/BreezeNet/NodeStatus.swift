@@ -8,13 +8,19 @@ public struct NodeStatus: Sendable, Equatable {
     public var listenAddress: String?
     /// False in the last status, written as the node stops.
     public var running: Bool
-    /// Every authenticated inbound peer and every configured outbound one (connected or not).
+    /// Every authenticated inbound peer and every configured outbound one (connected or not); on a server
+    /// with more devices connected than `NodeConfig.statusListsDevices`, the devices are only counted
+    /// (`inboundDevices`).
     public var peers: [PeerStatus]
+    /// Devices (inbound sessions of `user:` scope) connected now.
+    public var inboundDevices: Int
     /// What this replica holds, per stream.
     public var localVectors: [StreamID: VersionVector]
 
     /// Makes a status.
-    public init(listenAddress: String?, running: Bool, peers: [PeerStatus], localVectors: [StreamID: VersionVector]) {
+    public init(listenAddress: String?, running: Bool, peers: [PeerStatus], localVectors: [StreamID: VersionVector],
+                inboundDevices: Int = 0) {
+        self.inboundDevices = inboundDevices
         self.listenAddress = listenAddress
         self.running = running
         self.peers = peers

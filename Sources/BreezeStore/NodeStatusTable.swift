@@ -51,18 +51,29 @@ public struct NodeHeartbeat: Sendable, Equatable {
 }
 
 extension EventLog {
-    /// Replaces the peer table and the heartbeat in one transaction, committed without an fsync of its own
-    /// (`synchronous=NORMAL` for this one commit): the status is rewritten every second and losing the last
-    /// one to a power cut is harmless, while an fsync here would hold up the node's loop, and with it every
-    /// event in flight, for a millisecond or more each second. The next durable commit syncs it anyway.
-    public func recordPeers(_ peers: [PeerStatus], heartbeat: NodeHeartbeat) throws(StoreError) {
+    /// Writes what changed in the peer table and the heartbeat, in one transaction committed without an fsync
+    /// of its own (`synchronous=NORMAL` for this one commit): the status is written every second and losing
+    /// the last one to a power cut is harmless, while an fsync here would hold up the node's loop, and with it
+    /// every event in flight, for a millisecond or more each second. The next durable commit syncs it anyway.
+    ///
+    /// `peers` are inserted or replaced (by address), `removing` deleted; with `replacingAll` every other
+    /// row goes (a node's first write, and its last). A node with thousands of devices writes only the rows
+    /// that changed, not the table every second.
+    public func updatePeers(_ peers: [PeerStatus], removing: [String] = [], heartbeat: NodeHeartbeat,
+                            replacingAll: Bool = false) throws(StoreError) {
         do {
             if options.durability == .full { try db.execute("PRAGMA synchronous=NORMAL") }
             defer { if options.durability == .full { try? db.execute("PRAGMA synchronous=FULL") } }
             try db.writeTransaction {
-                try db.execute("DELETE FROM peers")
+                if replacingAll { try db.execute("DELETE FROM peers") }
+                let d = try db.cached("DELETE FROM peers WHERE address = ?")
+                for address in removing {
+                    d.reset()
+                    try d.bind(1, address)
+                    try d.run()
+                }
                 let s = try db.cached("""
-                    INSERT INTO peers(address, direction, replica, scope, connected, last_contact_ms, vectors, sent, received, note)
+                    INSERT OR REPLACE INTO peers(address, direction, replica, scope, connected, last_contact_ms, vectors, sent, received, note)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
                 for p in peers {
@@ -88,6 +99,11 @@ extension EventLog {
                 try h.run()
             }
         } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Replaces the whole peer table and the heartbeat (`updatePeers(_:heartbeat:replacingAll: true)`).
+    public func recordPeers(_ peers: [PeerStatus], heartbeat: NodeHeartbeat) throws(StoreError) {
+        try updatePeers(peers, heartbeat: heartbeat, replacingAll: true)
     }
 
     /// The peer table as the node last wrote it, and its heartbeat (nil if no node ever ran here).

@@ -46,6 +46,8 @@ public struct FrameDecoder: Sendable {
     public var stopsAfterHandshake = false
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Most buffer capacity kept between frames (an idle session's memory stays small).
+    static let idleCapacity = 4096
     /// Bytes received but not yet part of a complete frame.
     public var pending: Int { buffer.count - start }
 
@@ -80,7 +82,11 @@ public struct FrameDecoder: Sendable {
             start = body.upperBound + trailer
             if stopsAfterHandshake && (0x05...0x07).contains(type) { break }     // handshake1 ... handshake3
         }
-        if start > 0 && (start == buffer.count || start > 65536) {
+        if start > 0 && start == buffer.count {
+            // All consumed: an idle connection keeps at most a small buffer, not the largest frame it saw.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= Self.idleCapacity)
+            start = 0
+        } else if start > 65536 {
             buffer.removeFirst(start)
             start = 0
         }

@@ -72,6 +72,8 @@ public struct SyncSession: Sendable {
         /// with it (`Protocol/sync.md` 6.9); this replica's own events it signs itself. A device relays another
         /// replica's event only when it holds its signature.
         public var storedSignature: @Sendable (Event) -> OriginSignature? = { _ in nil }
+        /// Count the events sent per stream (`takeSentCounts`), for operators' metrics; off by default.
+        public var countsSentByStream = false
         /// Monotonic milliseconds, for the spacing of `vectors` (`resyncIntervalMillis`).
         public var monotonicClock: @Sendable () -> UInt64 = SystemClock.monotonicMillis
 
@@ -145,9 +147,12 @@ public struct SyncSession: Sendable {
     public private(set) var peerVectors: [StreamID: VersionVector] = [:]
     /// The fact streams the peer subscribed to (`subscribe`, `Protocol/sync.md` 6.7); nil: all of them.
     public private(set) var peerSubscription: Set<StreamID>?
-    /// Fact streams the peer subscribed to after the scan for it had begun: the shell reads each by stream
-    /// (`offer(stream:_:)`) until it has nothing more (`caughtUp(_:)`), and the scan in log order skips them
-    /// meanwhile, so each origin's events still reach the peer in counter order.
+    /// Streams the shell reads by stream for this peer (`offer(stream:_:)`) until it has nothing more
+    /// (`caughtUp(_:)`): fact streams the peer subscribed to after the scan for it had begun, and, for a
+    /// session that reads by stream (`readsByStream`), every stream the peer lacks events of
+    /// (`catchUpByStream`) and every stream whose event the window had no room for (`offerRouted`). The scan
+    /// in log order and the routed tail skip them meanwhile, so each origin's events still reach the peer in
+    /// counter order.
     public private(set) var catchingUp: Set<StreamID> = []
     /// What this side last subscribed to (`subscribe(_:)`); nil: everything.
     public private(set) var localSubscription: Set<StreamID>?
@@ -173,6 +178,15 @@ public struct SyncSession: Sendable {
     /// which sends them, so each is read from the store once; cleared at the end of each `offer`.
     private var relaySignatures: [RelayKey: OriginSignature] = [:]
     private struct RelayKey: Hashable { let stream: StreamID; let id: EventID }
+    /// Events sent per stream since the last `takeSentCounts` (only with `Config.countsSentByStream`).
+    private var sentByStream: [StreamID: Int] = [:]
+
+    /// The events sent per stream since the last call (with `Config.countsSentByStream`), and starts over.
+    public mutating func takeSentCounts() -> [StreamID: Int] {
+        defer { sentByStream = [:] }
+        return sentByStream
+    }
+
     /// Acknowledgements received on this session (the shell times out a session whose in-flight batches
     /// get none for too long).
     public private(set) var acksReceived = 0
@@ -247,6 +261,21 @@ public struct SyncSession: Sendable {
 
     /// True when the shell should read more of the log for this peer.
     public var wantsEvents: Bool { state == .ready && vectorsReceived && inFlight.count < config.window }
+
+    /// True once the peer's first `vectors` arrived: from then on the session sends.
+    public var sending: Bool { state == .ready && vectorsReceived }
+
+    /// True when the peer named the fact streams it wants (`subscribe`, section 6.7): the shell then catches
+    /// it up stream by stream (`catchUpByStream`) instead of scanning the whole log, which costs what the peer
+    /// wants rather than what the log holds.
+    public var readsByStream: Bool { peerSubscription != nil }
+
+    /// Whether the peer wants events of `stream` (its grants and subscription), whatever it holds.
+    public func wants(_ stream: StreamID) -> Bool {
+        guard let grants, grants.peerMayRead(stream) else { return false }
+        if let sub = peerSubscription, stream.isFactPartition { return sub.contains(stream) }
+        return true
+    }
 
     /// How many log rows the shell may read for this peer now.
     public var readLimit: Int { wantsEvents ? (config.window - inFlight.count) * config.batchEvents : 0 }
@@ -499,11 +528,11 @@ public struct SyncSession: Sendable {
             // new and ends the session if it does; no rescan either way.
             let t = config.monotonicClock()
             if let last = lastVectorsAcceptedMillis, t < last &+ Self.resyncIntervalMillis / 2 {
-                if vectors == lastVectorsAccepted { vectorsDropped += 1; return [] }
+                if Self.digest(vectors) == lastVectorsAccepted { vectorsDropped += 1; return [] }
                 return fail(.unexpected, "vectors again after \(t &- last) ms: a peer re-sends its vectors at most once per \(Self.resyncIntervalMillis / 1000) s")
             }
             lastVectorsAcceptedMillis = t
-            lastVectorsAccepted = vectors
+            lastVectorsAccepted = Self.digest(vectors)
             peerVectors = vectors
             vectorsReceived = true
             cursor = 0
@@ -533,7 +562,8 @@ public struct SyncSession: Sendable {
                 if old != nil { cursor = 0; lastVectorsAcceptedMillis = t; return [.rescan] }
                 return []
             }
-            catchingUp.formIntersection(new)
+            // Streams no longer subscribed stop being read; `public` and the user's streams stay.
+            catchingUp = catchingUp.filter { !$0.isFactPartition || new.contains($0) }
             if let old { catchingUp.formUnion(new.subtracting(old)) }
             return catchingUp.isEmpty ? [] : [.rescan]
         case .signatures(let batch, let entries):
@@ -725,7 +755,8 @@ public struct SyncSession: Sendable {
     /// Gaps were refused since the last vectors sent: a resync is owed (`resyncIfDue`).
     private var resyncPending = false
     private var lastVectorsAcceptedMillis: UInt64?
-    private var lastVectorsAccepted: [StreamID: VersionVector] = [:]
+    /// A digest of the last `vectors` taken (not a copy: an idle session's memory is what it must hold).
+    private var lastVectorsAccepted: [UInt8] = []
     /// `vectorsPart`s received since the last `vectors`.
     private var pendingVectors: [StreamID: VersionVector] = [:]
     private var vectorsParts = 0
@@ -770,6 +801,76 @@ public struct SyncSession: Sendable {
     /// reached their start.
     public mutating func storedFromPeer(_ seqs: ClosedRange<Int64>) {
         if cursor >= seqs.lowerBound - 1 { cursor = max(cursor, seqs.upperBound) }
+    }
+
+    /// Events the shell routed to this peer: the rows after `after` up to `through` that may interest it (the
+    /// shell's index left out rows of streams it does not want; passing them too is harmless), in log order,
+    /// read from the log once for every session (the node's router). Rows at or before `cursor` were offered
+    /// already and are passed over. Returns the batches to send.
+    ///
+    /// When the window has no room for an event: a session that reads by stream puts the event's stream in
+    /// `catchingUp` (read by stream later; its later events in the tail are skipped meanwhile, so no gap) and
+    /// goes on; a session that scans in log order stops there, with `cursor` at the last row it took, and the
+    /// shell scans on from it (`offer(_:scannedTo:)`). `caughtUpToTail` says which.
+    ///
+    /// `room` false: the shell has no room for more (its socket's queue is full), so nothing is added, as if
+    /// the window were full.
+    public mutating func offerRouted(_ entries: [(seq: Int64, event: Event)], after: Int64, through: Int64,
+                                     room: Bool = true) -> [Action] {
+        guard sending, let grants else { return [] }
+        cursor = max(cursor, after)
+        guard through > cursor else { return [] }
+        var out: [Action] = []
+        var batch: [Event] = []
+        var bytes = 0
+        var taken = cursor
+        var blocked = false
+        for (seq, e) in entries where seq > cursor {
+            if catchingUp.contains(e.stream) || !sends(e, grants) { taken = seq; continue }
+            // (`add` starts a first batch whatever the window; here the window is checked first.)
+            if room && (!batch.isEmpty || inFlight.count < config.window) && add(e, to: &batch, &bytes, out: &out) {
+                taken = seq
+                continue
+            }
+            if readsByStream {
+                catchingUp.insert(e.stream)
+                taken = seq
+                continue
+            }
+            blocked = true
+            break
+        }
+        flush(&batch, &bytes, into: &out)
+        relaySignatures.removeAll(keepingCapacity: true)
+        cursor = blocked ? taken : through
+        return out
+    }
+
+    /// True when every routed row up to `tail` was offered (`cursor` reached it); false when the shell must
+    /// scan the log on from `cursor` for this peer.
+    public func caughtUpToTail(_ tail: Int64) -> Bool { cursor >= tail }
+
+    /// Plans the catch-up of a session that reads by stream (`readsByStream`) after its vectors or a new
+    /// subscription: `streams` are the streams the peer wants of which this side holds events it lacks; each
+    /// is read by stream (`catchingUp`), and everything else comes from the routed tail, from log position
+    /// `tail` on (the rows before it are covered: the peer holds them, or they are in a stream of `streams`).
+    /// No scan of the log.
+    public mutating func catchUpByStream(_ streams: some Sequence<StreamID>, tail: Int64) {
+        guard sending, readsByStream else { return }
+        var next = Set<StreamID>()
+        for st in streams where wants(st) { next.insert(st) }
+        catchingUp = next
+        cursor = max(cursor, tail)
+    }
+
+    /// A digest of vectors (for "the same vectors again"), independent of the dictionary's order.
+    static func digest(_ vectors: [StreamID: VersionVector]) -> [UInt8] {
+        var w = ByteWriter(capacity: 64 * vectors.count)
+        for s in vectors.keys.sorted() {
+            w.string(s.description)
+            for e in vectors[s]!.sorted { w.u64(e.origin.replica.rawValue); w.u32(e.origin.epoch); w.u64(e.counter) }
+        }
+        return Digest.blake2b(w.bytes, length: 16)
     }
 
     /// Events of one stream in `catchingUp`, read by stream (each origin's in counter order, after what the
@@ -845,6 +946,7 @@ public struct SyncSession: Sendable {
         nextBatch += 1
         inFlight[id] = batch.count
         sentEvents += batch.count
+        if config.countsSentByStream { for e in batch { sentByStream[e.stream, default: 0] += 1 } }
         // Origin signatures first (section 6.9): this replica signs its own events of a user's streams, and
         // passes on the signatures it holds of others'.
         var signed: [SignatureEntry] = []

@@ -9,7 +9,8 @@ public final class TempDir {
         var template = Array("/tmp/breeze-test-XXXXXX".utf8CString)
         path = String(cString: mkdtemp(&template)!)
     }
-    deinit { _ = system("rm -rf '\(path)'") }
+    /// Removed with everything in it, unless `BREEZE_KEEP_TEST_DIRS` is set (to read a failed test's logs).
+    deinit { if getenv("BREEZE_KEEP_TEST_DIRS") == nil { _ = system("rm -rf '\(path)'") } }
     public func file(_ name: String) -> String { path + "/" + name }
 }
 

@@ -28,6 +28,11 @@ enum BenchCommand {
           (in process and a second node over TCP), stored size, merge of W concurrent writers (default 2000)
                breeze-bench events [--count N] [--batch B] [--json]
           appends N settings events (default 100000) in transactions of B (default 1000), then replays them
+               breeze-bench fanout [--devices D] [--sensors S] [--radius KM] [--history-minutes M] [--idle-seconds I]
+                                   [--feed-seconds F] [--rates 1,10] [--restart yes|no] [--connect-limit SECONDS] [--dir DIR] [--json]
+          D device sessions (default 1000; one process, one loop) against a `breeze node` holding a city of S sensors
+          (2000) with M minutes of readings (60): connect and catch-up time, memory per session and CPU when idle,
+          commit-to-device latency and CPU per reading at a city's rate and multiples, recovery after a restart
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
@@ -38,9 +43,12 @@ enum BenchCommand {
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         let a = try Arguments(args, valued: ["count", "batch", "dir", "edits", "troy", "keys", "writers", "full-sample", "runs",
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
-                                             "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats"],
+                                             "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
+                                             "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
+                                             "connect-limit"],
                               flags: ["no-compare"], usage: usage)
-        let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|all"])
+        let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|all"])
+        if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }
         if p[0] == "live" { return try LiveBench.run(a, ctx) }
         if p[0] == "screens" { return try ScreensBench.run(a, ctx) }
         if p[0] == "all" { return try BenchAll.run(a, ctx) }
@@ -49,7 +57,7 @@ enum BenchCommand {
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
         if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, screens, import, projections, settings, events, all", usage) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, screens, import, projections, settings, events, fanout, all", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String

@@ -45,11 +45,12 @@ struct LocalAuthority {
         return ["--cert", certPath, "--authority", publicKeyPath]
     }
 
-    /// Credentials for an in-process session as replica `replica` (a fresh device key, nothing on disk).
-    func credentials(replica: ReplicaID) throws(CLIError) -> SyncCredentials {
+    /// Credentials for an in-process session as replica `replica` of scope `scope` (a fresh device key, nothing
+    /// on disk).
+    func credentials(replica: ReplicaID, scope: Scope = .cluster) throws(CLIError) -> SyncCredentials {
         let device = Ed25519.KeyPair.generate()
         do {
-            return try SyncCredentials(deviceKey: device, chain: [try certificate(for: device.publicKey, replica: replica)],
+            return try SyncCredentials(deviceKey: device, chain: [try certificate(for: device.publicKey, replica: replica, scope: scope)],
                                        authority: key.publicKey, nowMillis: SystemClock.nowMillis())
         } catch let e as CLIError { throw e } catch { throw .failure("bench: \(error)") }
     }

@@ -45,7 +45,17 @@ struct Machine {
         return m
     }
 
-    private static func read(_ path: String) -> String {
+    static func read(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+}
+
+extension Machine {
+    /// Online cores.
+    static var cores: Int { sysconf(Int32(_SC_NPROCESSORS_ONLN)) }
+
+    /// The load averages of the last 1, 5 and 15 minutes, as /proc/loadavg gives them.
+    static func loadAverage() -> String {
+        read("/proc/loadavg").split(separator: " ").prefix(3).joined(separator: " ")
     }
 }

@@ -1,0 +1,298 @@
+import BreezeCLI
+import Breeze
+import BreezeCore
+import BreezeCrypto
+import BreezeNet
+import BreezeStore
+import BreezeSync
+@preconcurrency import Glibc
+
+/// `breeze-bench fanout`: one `breeze node` process holding a generated city (`--sensors` PurpleAir sensors
+/// with the last `--history-minutes` of readings, one every 2 minutes each, written as a live feed writes
+/// them), and `--devices` device sessions in this process (`DeviceSwarm`: sans-IO sessions over one libuv
+/// loop, each with its own certificate from a local authority, each subscribed to the sensors within
+/// `--radius` km of a random point of the city). Measured, with the machine's load beside each figure:
+///
+/// 1. connect: every device dials at once; when the last authenticated (handshakes a second) and when the
+///    last held everything it wants (`public` and its sensors' streams, as the server holds them);
+/// 2. idle: the node's resident memory per session beyond its baseline, and its CPU over `--idle-seconds`
+///    with every session open and nothing to send;
+/// 3. feed: readings written to the node's database at a city's rate (each sensor one reading per 2
+///    minutes; and `--rates` multiples), one commit a second as a provider feed would; for each reading and
+///    each device subscribed to its sensor, the time from the commit to the device having it (p50, p99,
+///    max); the node's CPU per reading and per delivery;
+/// 4. restart: the node is killed (SIGKILL) while a minute of readings is written, and started again on the
+///    same port; when every device is back and holds what the server holds.
+enum FanoutBench {
+    static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
+        let devicesCount = try BenchCommand.positive(a.options["devices"], "--devices", default: 1000)
+        let sensors = try BenchCommand.positive(a.options["sensors"], "--sensors", default: 2000)
+        let historyMinutes = try BenchCommand.positive(a.options["history-minutes"], "--history-minutes", default: 60)
+        let radius = Double(a.options["radius"] ?? "2") ?? 2
+        let feedSeconds = try BenchCommand.positive(a.options["feed-seconds"], "--feed-seconds", default: 30)
+        let idleSeconds = try BenchCommand.positive(a.options["idle-seconds"], "--idle-seconds", default: 10)
+        let rates = try (a.options["rates"] ?? "1,10").split(separator: ",").map { s throws(CLIError) in
+            try BenchCommand.positive(String(s), "--rates", default: 1)
+        }
+        let restart = a.options["restart"] != "no"
+        let dir: String
+        if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
+        defer { if a.options["dir"] == nil && getenv("BREEZE_BENCH_KEEP") == nil { _ = system("rm -rf '\(dir)'") } }
+        let progress = { (s: String) in if ctx.console.isTerminal { ctx.console.progress(s) } else { fputs(s + "\n", stderr) } }
+        var lines: [String] = []
+        var json: [(String, JSONValue)] = [("benchmark", .string("fanout")), ("devices", .int(Int64(devicesCount))),
+                                            ("sensors", .int(Int64(sensors))), ("radiusKm", .double(radius))]
+        func report(_ line: String, _ fields: [(String, JSONValue)]) {
+            lines.append(line)
+            json += fields
+            if !ctx.json { ctx.console.out(line) }
+        }
+
+        // The city: registrations, then the history as a feed writes it (every sensor's reading of one step,
+        // then the next step), each reading its own small event.
+        let db = dir + "/city.db"
+        let authority = try LocalAuthority(directory: dir)
+        let stepSeconds: Int64 = 120
+        let end = SystemClock.nowMillis() / 1000 / UInt64(stepSeconds) * UInt64(stepSeconds)
+        var clock = Int64(end) - Int64(historyMinutes) * 60
+        var feeder: Feeder
+        do {
+            let log = try EventLog.create(at: db)
+            _ = try log.appendFacts((0..<sensors).map { i in
+                let (lat, lon) = ScreensBench.sensorPoint(i, of: sensors)
+                return (.public, .sensorRegistered(SensorRegistration(sensor: String(200_000 + i), name: "Seattle \(i)", source: "purpleair",
+                                                                       kind: "purpleair", latitude: lat, longitude: lon,
+                                                                       timeZone: "America/Los_Angeles")))
+            })
+            feeder = Feeder(log: log, sensors: sensors)
+            while clock < Int64(end) {
+                try feeder.write(count: sensors, at: clock)
+                clock += stepSeconds
+                progress("city: \(feeder.written) readings")
+            }
+        } catch { throw .failure("bench fanout: \(error)") }
+
+        // The devices: a point each, the sensors within the radius.
+        var rng = ReadingGenerator()
+        let points = (0..<sensors).map { ScreensBench.sensorPoint($0, of: sensors) }
+        let lats = points.map(\.0), lons = points.map(\.1)
+        let box = (lats.min()!, lats.max()!, lons.min()!, lons.max()!)
+        var devices: [DeviceSwarm.Device] = []
+        var wanted: [[StreamID]] = []
+        for i in 0..<devicesCount {
+            let p = GeoPoint(latitude: box.0 + rng.random() * (box.1 - box.0), longitude: box.2 + rng.random() * (box.3 - box.2))
+            var streams = Set<StreamID>()
+            for (j, q) in points.enumerated() where GeoPoint(latitude: q.0, longitude: q.1).distanceKm(to: p) <= radius {
+                streams.insert(.sensor(source: "purpleair", sensor: String(200_000 + j)))
+            }
+            devices.append(.init(credentials: try authority.credentials(replica: ReplicaID(rawValue: 0xD000_0000 + UInt64(i)), scope: .user("u\(i)")),
+                                 subscription: streams))
+            wanted.append([.public] + streams.sorted())
+            if i % 1000 == 999 { progress("devices: \(i + 1) certified") }
+        }
+        let perDevice = Double(wanted.reduce(0) { $0 + $1.count - 1 }) / Double(devicesCount)
+
+        // The node.
+        let breeze = try Subprocess.breezePath()
+        let nodeArgs = try authority.nodeArguments(db: db)
+        var node = try Subprocess(executable: breeze, args: ["node", "--db", db, "--listen", "127.0.0.1:0"] + nodeArgs, stderrPath: dir + "/node.log")
+        let address = SyncBench.listenAddress(node)
+        guard !address.isEmpty else { throw .failure("bench fanout: the node did not start (see \(dir)/node.log)") }
+        usleep(500_000)
+        let baseline = ProcessSample(node.pid)
+        report("fanout: \(devicesCount) devices, a city of \(sensors) sensors with \(historyMinutes) min of readings (\(feeder.written) events), "
+               + "\(BenchCommand.fmt2(perDevice)) sensors a device (radius \(radius) km); node and load on one machine (\(Machine.cores) cores)",
+               [("historyEvents", .int(Int64(feeder.written))), ("sensorsPerDevice", .double(perDevice))])
+
+        // 1. Connect.
+        let swarm = DeviceSwarm(devices: devices, settings: .init(servers: [address]))
+        let expected0 = try expectedVectors(db, wanted)
+        swarm.expect(expected0)
+        let t0 = SystemClock.monotonicSeconds()
+        do { try swarm.start() } catch { throw .failure("bench fanout: \(error)") }
+        let connectLimit = Double(a.options["connect-limit"] ?? "600") ?? 600
+        var s = swarm.snapshot()
+        while s.caughtUp < devicesCount && SystemClock.monotonicSeconds() - t0 < connectLimit {
+            usleep(250_000)
+            s = swarm.snapshot()
+            progress("connect: \(s.authenticated) authenticated, \(s.caughtUp) caught up, \(s.failedDials) failed dials, \(s.events) events")
+        }
+        let connected = swarm.snapshot()
+        let lastAuth = Double(connected.lastAuthenticatedMillis ?? 0) / 1000
+        let allCaught = connected.caughtUp == devicesCount ? Double(connected.lastCaughtUpMillis ?? 0) / 1000 : nil
+        let afterConnect = ProcessSample(node.pid)
+        report("connect: \(connected.handshakes) handshakes, last authenticated after \(BenchCommand.fmt2(lastAuth)) s "
+               + "(\(BenchCommand.fmt(Double(connected.handshakes) / max(lastAuth, 0.001))) handshakes/s), "
+               + (allCaught.map { "all caught up after \(BenchCommand.fmt2($0)) s" } ?? "\(connected.caughtUp) of \(devicesCount) caught up after \(Int(connectLimit)) s")
+               + "; \(connected.failedDials) dials failed; \(connected.events) events received; node CPU \(BenchCommand.fmt2(afterConnect.cpuSeconds - baseline.cpuSeconds)) s; load \(Machine.loadAverage())",
+               [("handshakes", .int(Int64(connected.handshakes))), ("lastAuthenticatedSeconds", .double(lastAuth)),
+                ("handshakesPerSecond", .double(Double(connected.handshakes) / max(lastAuth, 0.001))),
+                ("allCaughtUpSeconds", allCaught.map { .double($0) } ?? .null), ("failedDials", .int(Int64(connected.failedDials))),
+                ("connectNodeCPUSeconds", .double(afterConnect.cpuSeconds - baseline.cpuSeconds)), ("connectLoad", .string(Machine.loadAverage()))])
+
+        // 2. Idle.
+        usleep(2_000_000)
+        let idle0 = ProcessSample(node.pid)
+        usleep(UInt32(idleSeconds) * 1_000_000)
+        let idle1 = ProcessSample(node.pid)
+        let idleCPU = (idle1.cpuSeconds - idle0.cpuSeconds) / (idle1.wallSeconds - idle0.wallSeconds)
+        let perSessionKB = Double(idle1.residentKiB - baseline.residentKiB) / Double(max(connected.authenticated, 1))
+        report("idle: node resident \(idle1.residentKiB / 1024) MiB (baseline \(baseline.residentKiB / 1024) MiB): \(BenchCommand.fmt2(perSessionKB)) KiB a session; "
+               + "CPU \(BenchCommand.fmt2(idleCPU * 100))% of a core over \(idleSeconds) s; load \(Machine.loadAverage())",
+               [("residentKiBPerSession", .double(perSessionKB)), ("idleCPUShare", .double(idleCPU)),
+                ("nodeResidentMiB", .double(Double(idle1.residentKiB) / 1024)), ("baselineResidentMiB", .double(Double(baseline.residentKiB) / 1024))])
+
+        // 3. Feed at a city's rate and multiples.
+        let cityRate = Double(sensors) / Double(stepSeconds)          // readings a second
+        for m in rates {
+            _ = swarm.takeLatencies()
+            let perSecond = cityRate * Double(m)
+            let f0 = ProcessSample(node.pid)
+            let start = SystemClock.monotonicSeconds()
+            var written = 0.0, readings = 0
+            while SystemClock.monotonicSeconds() - start < Double(feedSeconds) {
+                let due = Int((SystemClock.monotonicSeconds() - start + 1) * perSecond - written)
+                if due > 0 {
+                    do {
+                        let events = try feeder.write(count: due, at: clock)
+                        swarm.committed(events, atMillis: SystemClock.monotonicMillis())
+                    } catch { throw .failure("bench fanout: feeding: \(error)") }
+                    written += Double(due)
+                    readings += due
+                    clock += 1
+                }
+                usleep(1_000_000)
+                progress("feed x\(m): \(readings) readings")
+            }
+            usleep(2_000_000)           // the last deliveries
+            let f1 = ProcessSample(node.pid)
+            let lat = swarm.takeLatencies().sorted()
+            let cpu = f1.cpuSeconds - f0.cpuSeconds
+            let idleShare = idleCPU * (f1.wallSeconds - f0.wallSeconds)
+            func pct(_ p: Double) -> Double { lat.isEmpty ? 0 : lat[min(lat.count - 1, Int(Double(lat.count) * p))] }
+            report("feed x\(m) (\(BenchCommand.fmt2(perSecond)) readings/s for \(feedSeconds) s): \(readings) readings, \(lat.count) deliveries; "
+                   + "commit to device p50 \(Int(pct(0.5))) ms, p99 \(Int(pct(0.99))) ms, max \(Int(lat.last ?? 0)) ms; "
+                   + "node CPU \(BenchCommand.fmt2(cpu * 1000 / Double(max(readings, 1)))) ms a reading "
+                   + "(\(BenchCommand.fmt2((cpu - idleShare) * 1000 / Double(max(readings, 1)))) beyond idle), "
+                   + "\(BenchCommand.fmt2(cpu * 1e6 / Double(max(lat.count, 1)))) us a delivery; load \(Machine.loadAverage())",
+                   [("feed\(m)Readings", .int(Int64(readings))), ("feed\(m)Deliveries", .int(Int64(lat.count))),
+                    ("feed\(m)P50Millis", .double(pct(0.5))), ("feed\(m)P99Millis", .double(pct(0.99))), ("feed\(m)MaxMillis", .double(lat.last ?? 0)),
+                    ("feed\(m)CPUMillisPerReading", .double(cpu * 1000 / Double(max(readings, 1)))),
+                    ("feed\(m)CPUMillisPerReadingBeyondIdle", .double((cpu - idleShare) * 1000 / Double(max(readings, 1)))),
+                    ("feed\(m)CPUMicrosPerDelivery", .double(cpu * 1e6 / Double(max(lat.count, 1)))), ("feed\(m)Load", .string(Machine.loadAverage()))])
+        }
+
+        // 4. Restart: killed while a minute of readings is written, started again on the same port.
+        if restart {
+            kill(node.pid, SIGKILL)
+            _ = node.wait()
+            do {
+                for _ in 0..<30 { try feeder.write(count: sensors / 60, at: clock); clock += 2 }
+            } catch { throw .failure("bench fanout: \(error)") }
+            swarm.expect(try expectedVectors(db, wanted))
+            swarm.resetAuthenticationTimes()
+            let r0 = SystemClock.monotonicSeconds()
+            node = try Subprocess(executable: breeze, args: ["node", "--db", db, "--listen", address] + nodeArgs, stderrPath: dir + "/node2.log")
+            _ = SyncBench.listenAddress(node)
+            var r = swarm.snapshot()
+            while r.caughtUp < devicesCount && SystemClock.monotonicSeconds() - r0 < connectLimit {
+                usleep(250_000)
+                r = swarm.snapshot()
+                progress("restart: \(r.authenticated) authenticated, \(r.caughtUp) caught up")
+            }
+            let back = r.caughtUp == devicesCount ? SystemClock.monotonicSeconds() - r0 : nil
+            report("restart: " + (back.map { "every device back and current \(BenchCommand.fmt2($0)) s after the node started again" }
+                                  ?? "\(r.caughtUp) of \(devicesCount) current after \(Int(connectLimit)) s")
+                   + " (last authenticated after \(BenchCommand.fmt2(Double(r.lastAuthenticatedMillis ?? 0) / 1000)) s); load \(Machine.loadAverage())",
+                   [("restartCurrentSeconds", back.map { .double($0) } ?? .null),
+                    ("restartLastAuthenticatedSeconds", .double(Double(r.lastAuthenticatedMillis ?? 0) / 1000))])
+        }
+        swarm.stop()
+        node.stop()
+        feeder.close()
+        if ctx.console.isTerminal { ctx.console.progress("") }
+        if ctx.json { ctx.console.out(JSONValue.object(json).text) }
+    }
+
+    /// What each device must hold: the server's vectors of its streams.
+    static func expectedVectors(_ db: String, _ wanted: [[StreamID]]) throws(CLIError) -> [[StreamID: VersionVector]] {
+        do {
+            let log = try EventLog.openReadOnly(at: db)
+            defer { log.close() }
+            var cache: [StreamID: VersionVector] = [:]
+            return try wanted.map { streams in
+                var out: [StreamID: VersionVector] = [:]
+                for s in streams {
+                    if cache[s] == nil { cache[s] = try log.versionVector(of: s) }
+                    if !cache[s]!.counters.isEmpty { out[s] = cache[s]! }
+                }
+                return out
+            }
+        } catch { throw .failure("bench fanout: reading the server's vectors: \(error)") }
+    }
+
+    /// Writes readings into the node's database as a provider feed would (`EventLog.appendFacts`, one commit
+    /// per call): `count` sensors in turn, one reading each.
+    struct Feeder {
+        let log: EventLog
+        let sensors: Int
+        var next = 0
+        var written = 0
+        var g = ReadingGenerator()
+
+        init(log: EventLog, sensors: Int) { self.log = log; self.sensors = sensors }
+
+        /// Returns the events stored.
+        @discardableResult
+        mutating func write(count: Int, at time: Int64) throws -> [Event] {
+            var batch: [(StreamID, EventBody)] = []
+            for _ in 0..<count {
+                let i = next % sensors
+                next += 1
+                let pa = (5 + g.random() * 30).rounded(toPlaces: 2), pb = (5 + g.random() * 30).rounded(toPlaces: 2)
+                batch.append((.public, .reading(Reading(source: "purpleair", sensor: String(200_000 + i), time: time + Int64(i % 60),
+                                                         values: [Measurement("pm25_cf1_a", pa), Measurement("pm25_cf1_b", pb),
+                                                                  Measurement("humidity_housing", (40 + g.random() * 30).rounded(toPlaces: 0))]))))
+            }
+            let before = try log.lastSeq()
+            _ = try log.appendFacts(batch)
+            written += count
+            return try log.page(afterSeq: before, limit: count * 2 + 16).map(\.event)
+        }
+
+        func close() { log.close() }
+    }
+
+    /// CPU, resident memory and wall time of a process, from /proc.
+    struct ProcessSample {
+        var cpuSeconds = 0.0, residentKiB = 0, wallSeconds = SystemClock.monotonicSeconds()
+
+        init(_ pid: pid_t) {
+            if let stat = Self.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") {
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                // After the command: state is field 3; utime and stime are fields 14 and 15.
+                if fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) {
+                    cpuSeconds = (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+                }
+            }
+            if let status = Self.read("/proc/\(pid)/status") {
+                for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+                    residentKiB = Int(line.split(separator: " ").compactMap { Int($0) }.first ?? 0)
+                }
+            }
+        }
+
+        static func read(_ path: String) -> String? {
+            guard let f = fopen(path, "r") else { return nil }
+            defer { fclose(f) }
+            var out = [UInt8]()
+            var buf = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = fread(&buf, 1, buf.count, f)
+                if n <= 0 { break }
+                out += buf[0..<n]
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+}
