@@ -19,6 +19,8 @@ final class Connection {
     /// Called once when the connection is gone (peer closed, error, or `close()`).
     var onClosed: ((String) -> Void)?
     private var closeReason = "closed"
+    /// Most outbox capacity kept once its bytes are handed to the kernel.
+    static let idleOutboxCapacity = 16 << 10
     /// Bytes queued and not yet written: the shell stops reading the log for this peer above a bound.
     var queuedBytes: Int { outbox.count }
 
@@ -101,7 +103,9 @@ final class Connection {
         let n = outbox.count
         let block = malloc(n)!
         outbox.withUnsafeBytes { block.copyMemory(from: $0.baseAddress!, byteCount: n) }
-        outbox.removeAll(keepingCapacity: true)
+        // An idle connection keeps a small buffer, not the largest batch it ever sent (thousands of idle
+        // sessions each holding a catch-up's worth would cost the node hundreds of MiB).
+        outbox.removeAll(keepingCapacity: outbox.capacity <= Connection.idleOutboxCapacity)
         let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
         req.pointee.data = block
         var buf = uv_buf_init(block.assumingMemoryBound(to: CChar.self), UInt32(n))

@@ -248,6 +248,7 @@ public final class DeviceSwarm: @unchecked Sendable {
         locked {
             guard recheck else { return }
             recheck = false
+            shared.caughtUp = 0
             for st in states {
                 st.caughtUp = st.index < expected.count && Self.covers(st.held, expected[st.index])
                 if st.caughtUp { shared.caughtUp += 1 }

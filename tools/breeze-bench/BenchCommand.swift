@@ -29,10 +29,12 @@ enum BenchCommand {
                breeze-bench events [--count N] [--batch B] [--json]
           appends N settings events (default 100000) in transactions of B (default 1000), then replays them
                breeze-bench fanout [--devices D] [--sensors S] [--radius KM] [--history-minutes M] [--idle-seconds I]
-                                   [--feed-seconds F] [--rates 1,10] [--restart yes|no] [--connect-limit SECONDS] [--dir DIR] [--json]
+                                   [--feed-seconds F] [--rates 1,10] [--dark-sensors K] [--restart yes|no] [--connect-limit SECONDS]
+                                   [--dir DIR] [--json]
           D device sessions (default 1000; one process, one loop) against a `breeze node` holding a city of S sensors
           (2000) with M minutes of readings (60): connect and catch-up time, memory per session and CPU when idle,
-          commit-to-device latency and CPU per reading at a city's rate and multiples, recovery after a restart
+          commit-to-device latency and CPU per reading at a city's rate and multiples, the CPU of readings no device
+          wants (K sensors far away, default 100), recovery after a restart
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
@@ -45,7 +47,7 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit"],
+                                             "connect-limit", "dark-sensors"],
                               flags: ["no-compare"], usage: usage)
         let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }
@@ -146,6 +148,7 @@ enum BenchCommand {
     }
 
     static func fmt2(_ v: Double) -> String {
+        if v < 0 { return "-" + fmt2(-v) }
         let r = (v * 100).rounded() / 100
         let whole = Int(r), frac = Int(((r - Double(whole)) * 100).rounded())
         return "\(whole).\(frac < 10 ? "0" : "")\(frac)"

@@ -21,7 +21,10 @@ import BreezeSync
 ///    minutes; and `--rates` multiples), one commit a second as a provider feed would; for each reading and
 ///    each device subscribed to its sensor, the time from the commit to the device having it (p50, p99,
 ///    max); the node's CPU per reading and per delivery;
-/// 4. restart: the node is killed (SIGKILL) while a minute of readings is written, and started again on the
+/// 4. unwanted: readings at 50 times a city's rate of `--dark-sensors` sensors far from the city, which no device
+///    subscribes to: their cost per reading must not grow with the sessions connected (only interested
+///    sessions cost), so compare it between runs with few and many devices;
+/// 5. restart: the node is killed (SIGKILL) while a minute of readings is written, and started again on the
 ///    same port; when every device is back and holds what the server holds.
 enum FanoutBench {
     static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
@@ -34,6 +37,7 @@ enum FanoutBench {
         let rates = try (a.options["rates"] ?? "1,10").split(separator: ",").map { s throws(CLIError) in
             try BenchCommand.positive(String(s), "--rates", default: 1)
         }
+        let dark = try BenchCommand.positive(a.options["dark-sensors"], "--dark-sensors", default: 100)
         let restart = a.options["restart"] != "no"
         let dir: String
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
@@ -58,15 +62,18 @@ enum FanoutBench {
         var feeder: Feeder
         do {
             let log = try EventLog.create(at: db)
-            _ = try log.appendFacts((0..<sensors).map { i in
-                let (lat, lon) = ScreensBench.sensorPoint(i, of: sensors)
+            _ = try log.appendFacts((0..<(sensors + dark)).map { i in
+                // The dark sensors: the same grid, 100 km north.
+                var (lat, lon) = ScreensBench.sensorPoint(i < sensors ? i : i - sensors, of: i < sensors ? sensors : dark)
+                if i >= sensors { lat += 0.9 }
                 return (.public, .sensorRegistered(SensorRegistration(sensor: String(200_000 + i), name: "Seattle \(i)", source: "purpleair",
                                                                        kind: "purpleair", latitude: lat, longitude: lon,
                                                                        timeZone: "America/Los_Angeles")))
             })
-            feeder = Feeder(log: log, sensors: sensors)
+            feeder = Feeder(log: log, sensors: sensors, dark: dark)
             while clock < Int64(end) {
                 try feeder.write(count: sensors, at: clock)
+                try feeder.write(count: dark, at: clock, dark: true)
                 clock += stepSeconds
                 progress("city: \(feeder.written) readings")
             }
@@ -182,7 +189,35 @@ enum FanoutBench {
                     ("feed\(m)CPUMicrosPerDelivery", .double(cpu * 1e6 / Double(max(lat.count, 1)))), ("feed\(m)Load", .string(Machine.loadAverage()))])
         }
 
-        // 4. Restart: killed while a minute of readings is written, started again on the same port.
+        // 4. Readings nobody wants, at 50 times a city's rate (so their cost stands out of the idle cost).
+        do {
+            let perSecond = cityRate * 50
+            let f0 = ProcessSample(node.pid)
+            let start = SystemClock.monotonicSeconds()
+            var written = 0.0, readings = 0
+            while SystemClock.monotonicSeconds() - start < Double(feedSeconds) {
+                let due = Int((SystemClock.monotonicSeconds() - start + 1) * perSecond - written)
+                if due > 0 {
+                    do { try feeder.write(count: due, at: clock, dark: true) } catch { throw CLIError.failure("bench fanout: feeding: \(error)") }
+                    written += Double(due)
+                    readings += due
+                    clock += 1
+                }
+                usleep(1_000_000)
+                progress("unwanted: \(readings) readings")
+            }
+            usleep(1_000_000)
+            let f1 = ProcessSample(node.pid)
+            let cpu = f1.cpuSeconds - f0.cpuSeconds, idleShare = idleCPU * (f1.wallSeconds - f0.wallSeconds)
+            report("unwanted (\(BenchCommand.fmt2(perSecond)) readings/s of \(dark) sensors no device wants, \(feedSeconds) s): node CPU "
+                   + "\(BenchCommand.fmt2(cpu * 1000 / Double(max(readings, 1)))) ms a reading "
+                   + "(\(BenchCommand.fmt2((cpu - idleShare) * 1000 / Double(max(readings, 1)))) beyond idle); load \(Machine.loadAverage())",
+                   [("unwantedCPUMillisPerReading", .double(cpu * 1000 / Double(max(readings, 1)))),
+                    ("unwantedCPUMillisPerReadingBeyondIdle", .double((cpu - idleShare) * 1000 / Double(max(readings, 1)))),
+                    ("unwantedLoad", .string(Machine.loadAverage()))])
+        }
+
+        // 5. Restart: killed while a minute of readings is written, started again on the same port.
         if restart {
             kill(node.pid, SIGKILL)
             _ = node.wait()
@@ -236,19 +271,22 @@ enum FanoutBench {
     struct Feeder {
         let log: EventLog
         let sensors: Int
-        var next = 0
+        var next = 0, nextDark = 0
         var written = 0
         var g = ReadingGenerator()
 
-        init(log: EventLog, sensors: Int) { self.log = log; self.sensors = sensors }
+        let darkCount: Int
+
+        init(log: EventLog, sensors: Int, dark: Int) { self.log = log; self.sensors = sensors; darkCount = dark }
 
         /// Returns the events stored.
         @discardableResult
-        mutating func write(count: Int, at time: Int64) throws -> [Event] {
+        /// With `dark`, the sensors after the city's (`--dark-sensors`), which no device wants.
+        mutating func write(count: Int, at time: Int64, dark: Bool = false) throws -> [Event] {
             var batch: [(StreamID, EventBody)] = []
             for _ in 0..<count {
-                let i = next % sensors
-                next += 1
+                let i: Int
+                if dark { i = sensors + nextDark % max(1, darkCount); nextDark += 1 } else { i = next % sensors; next += 1 }
                 let pa = (5 + g.random() * 30).rounded(toPlaces: 2), pb = (5 + g.random() * 30).rounded(toPlaces: 2)
                 batch.append((.public, .reading(Reading(source: "purpleair", sensor: String(200_000 + i), time: time + Int64(i % 60),
                                                          values: [Measurement("pm25_cf1_a", pa), Measurement("pm25_cf1_b", pb),
