@@ -23,8 +23,14 @@ enum NodeMetricsEndpoint {
         var p = PrometheusText()
         p.family("breeze_node_peers_connected", .gauge, help: "Peer sessions authenticated now.", [([], Double(s.peersConnected))])
         p.family("breeze_node_peer_lag_events", .gauge,
-                 help: "Events this replica holds, in streams the peer may read, that the peer lacks (by its last vectors).",
+                 help: "Events this replica holds, in streams the peer wants, that the peer lacks: each cluster peer and each peer this node dials (devices are summed up below).",
                  s.peers.map { ([("peer", $0.address), ("direction", $0.direction), ("replica", $0.replica ?? "")], Double($0.lagEvents)) })
+        p.family("breeze_node_devices_connected", .gauge, help: "Device sessions (user scope, dialled in) authenticated now.",
+                 [([], Double(s.devices.connected))])
+        p.family("breeze_node_devices_behind", .gauge, help: "Device sessions that lack events of the streams they want (catching up).",
+                 [([], Double(s.devices.behind))])
+        p.family("breeze_node_devices_lag_events", .gauge, help: "Events the connected devices lack of the streams they want, in all.",
+                 [([], Double(s.devices.lagEvents))])
         for (name, values, help) in [
             ("breeze_node_events_received_total", s.received, "Events received from peers, duplicates included, per stream."),
             ("breeze_node_events_sent_total", s.sent, "Events sent to peers, per stream."),

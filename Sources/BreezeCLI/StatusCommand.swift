@@ -54,7 +54,19 @@ enum StatusCommand {
         for i in interests { c.out("        interest \(i)") }
         c.out(HorizonCommand.describe(horizon))
         if peers.isEmpty { c.out("peers   (none)") }
-        for p in peers {
+        // A server's devices (inbound, user scope) are summed up when there are many; `--json` lists each.
+        let isDevice = { (p: PeerStatus) in p.direction == "inbound" && (p.scope ?? "").hasPrefix("user:") }
+        let devices = peers.filter(isDevice)
+        let listed = devices.count > Self.devicesListed ? peers.filter { !isDevice($0) } : peers
+        if devices.count > Self.devicesListed {
+            let connected = devices.filter { $0.connected && running }
+            let lags = connected.map { lacking($0.vectors, local, wantedBy: $0) }
+            let behind = lags.filter { $0 > 0 }.count
+            c.out("devices \(connected.count) connected (dialled in, user scope), \(behind) behind by \(lags.reduce(0, +)) events in all "
+                  + "(as last written: a device's row is rewritten every minute); sent \(devices.reduce(0) { $0 + $1.sent }), "
+                  + "received \(devices.reduce(0) { $0 + $1.received }); `breeze status --json` lists each")
+        }
+        for p in listed {
             let state = p.connected && running ? "connected" : "disconnected"
             let contact = p.lastContactMillis.map { "last contact \(ago(now, $0))" } ?? "never contacted"
             c.out("peer    \(p.address) (\(p.direction)) \(state), \(contact), replica \(p.replica ?? "?"), scope \(p.scope ?? "?")")
@@ -88,6 +100,18 @@ enum StatusCommand {
     static func lacking(_ peer: [StreamID: VersionVector], _ have: [StreamID: VersionVector]) -> UInt64 {
         have.reduce(0) { $0 + (peer[$1.key] ?? VersionVector()).missing(from: $1.value) }
     }
+
+    /// Events in `have` that a device lacks of the streams it holds or must hold (`public` and its user's).
+    static func lacking(_ peer: [StreamID: VersionVector], _ have: [StreamID: VersionVector], wantedBy p: PeerStatus) -> UInt64 {
+        let user = (p.scope ?? "").hasPrefix("user:") ? String((p.scope ?? "").dropFirst(5)) : nil
+        return have.reduce(0) { n, s in
+            let wanted = peer[s.key] != nil || s.key == .public || (user != nil && s.key.userID == user)
+            return wanted ? n + (peer[s.key] ?? VersionVector()).missing(from: s.value) : n
+        }
+    }
+
+    /// Devices are listed one by one up to this many; beyond, summed up.
+    static let devicesListed = 20
 
     static func ago(_ now: UInt64, _ t: UInt64) -> String {
         let s = now > t ? (now - t) / 1000 : 0

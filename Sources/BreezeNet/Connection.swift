@@ -14,6 +14,8 @@ final class Connection {
     private var outbox: [UInt8] = []
     private var writing = false
     private(set) var closing = false
+    /// Bytes read from the socket so far.
+    private(set) var bytesReceived = 0
     /// Called with each batch of decoded messages, or with the decoding error.
     var onMessages: ((Result<[Message], FrameError>) -> Void)?
     /// Called once when the connection is gone (peer closed, error, or `close()`).
@@ -73,6 +75,7 @@ final class Connection {
                 return
             }
             guard nread > 0, !c.closing else { return }
+            c.bytesReceived += nread
             let bytes = UnsafeRawBufferPointer(start: buf!.pointee.base, count: nread)
             do {
                 // The decoder stops after a handshake message, so the node acts on it (and raises the

@@ -62,8 +62,9 @@ public final class DeviceSwarm: @unchecked Sendable {
         public var lastCaughtUpMillis: UInt64?
         /// When the first and the last device authenticated (ms since `start`), per session generation.
         public var firstAuthenticatedMillis: UInt64?, lastAuthenticatedMillis: UInt64?
-        /// Events received (duplicates included), and batches.
-        public var events = 0, batches = 0
+        /// Events received (duplicates included), batches, and bytes read from the sockets (sealed frames, as
+        /// on the wire without TCP/IP headers).
+        public var events = 0, batches = 0, bytes = 0
         /// Delivery latencies of announced events (ms from the commit to a device receiving it), in the
         /// order they arrived, since the last `takeLatencies`.
         public var pendingLatencies = 0
@@ -101,6 +102,8 @@ public final class DeviceSwarm: @unchecked Sendable {
         var redialAt: UInt64?
         var authenticated = false
         var caughtUp = false
+        /// Bytes of the current connection already added to the snapshot.
+        var countedBytes = 0
         init(index: Int, server: Int) { self.index = index; self.server = server }
     }
 
@@ -380,7 +383,10 @@ public final class DeviceSwarm: @unchecked Sendable {
             }
         }
         let t = SystemClock.monotonicMillis()
+        let read = (s.conn?.bytesReceived ?? 0) - s.countedBytes
+        s.countedBytes += read
         locked {
+            shared.bytes += read
             shared.events += events.count
             shared.batches += 1
             if !announced.isEmpty {
@@ -399,6 +405,9 @@ public final class DeviceSwarm: @unchecked Sendable {
 
     private func closed(_ s: State, _ conn: Connection, _ reason: String) {
         guard s.conn === conn else { return }
+        let read = conn.bytesReceived - s.countedBytes
+        locked { shared.bytes += read }
+        s.countedBytes = 0
         s.conn = nil
         s.session = nil
         if s.authenticated {

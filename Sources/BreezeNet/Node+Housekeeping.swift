@@ -86,9 +86,9 @@ extension Node {
     }
 
     /// How often an authenticated peer's status row is rewritten while nothing else changes: every second for
-    /// the few peers an operator watches (cluster and dialled ones), every 30 s for devices, of which a
-    /// server has thousands.
-    func statusRefresh(_ peer: Peer) -> UInt64 { peer.isInboundDevice ? 30_000 : 1_000 }
+    /// the few peers an operator watches (cluster and dialled ones), every 60 s for devices, of which a
+    /// server has thousands (their row is written when they connect and goes when they leave).
+    func statusRefresh(_ peer: Peer) -> UInt64 { peer.isInboundDevice ? 60_000 : 1_000 }
 
     /// Takes a closed peer out of the sweep (swapping the last one into its place).
     func removeFromSweep(_ peer: Peer) {

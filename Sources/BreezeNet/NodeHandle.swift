@@ -33,7 +33,7 @@ public struct NodeConfig: Sendable {
     public var silentHandshakeGraceMillis: UInt64 = 500
     public var handshakeEvictAfterMillis: UInt64 = 1_500
     /// Most `ping`, `pong` and `vectors` messages a peer may send in one second (a correct peer sends one
-    /// ping per 5 s of silence and vectors at most every 10 s): a token bucket of this many, refilled at this
+    /// ping per 10 s of silence and vectors at most every 10 s): a token bucket of this many, refilled at this
     /// rate. A peer that runs out is throttled: the node stops reading its socket until the bucket refills.
     public var maxControlPerSecond = 20
     /// A peer throttled by `maxControlPerSecond` without a break (its bucket never full again) for longer
@@ -45,7 +45,10 @@ public struct NodeConfig: Sendable {
     /// In ready, how long batches may wait with no acknowledgement arriving before the session is ended (a
     /// lost `ack` or `events` frame; the next session resumes from vectors).
     public var ackTimeoutMillis: UInt64 = 10_000
-    public var pingIntervalMillis: UInt64 = 5000
+    /// In ready, a `ping` after this long with nothing sent (`Protocol/sync.md` section 7): a third of the idle
+    /// timeout, so a live peer is never taken for a dead one, and one exchange per 10 s per idle session (a
+    /// server with 10,000 idle devices answers 1,000 a second, not 2,000).
+    public var pingIntervalMillis: UInt64 = 10_000
     public var reconnectMinMillis: UInt64 = 100
     public var reconnectMaxMillis: UInt64 = 5_000
     /// How often to look for commits by other processes.

@@ -131,23 +131,26 @@ enum FanoutBench {
         report("connect: \(connected.handshakes) handshakes, last authenticated after \(BenchCommand.fmt2(lastAuth)) s "
                + "(\(BenchCommand.fmt(Double(connected.handshakes) / max(lastAuth, 0.001))) handshakes/s), "
                + (allCaught.map { "all caught up after \(BenchCommand.fmt2($0)) s" } ?? "\(connected.caughtUp) of \(devicesCount) caught up after \(Int(connectLimit)) s")
-               + "; \(connected.failedDials) dials failed; \(connected.events) events received; node CPU \(BenchCommand.fmt2(afterConnect.cpuSeconds - baseline.cpuSeconds)) s; load \(Machine.loadAverage())",
+               + "; \(connected.failedDials) dials failed; \(connected.events) events received, \(BenchCommand.fmt(Double(connected.bytes) / Double(devicesCount))) bytes a device; node CPU \(BenchCommand.fmt2(afterConnect.cpuSeconds - baseline.cpuSeconds)) s; load \(Machine.loadAverage())",
                [("handshakes", .int(Int64(connected.handshakes))), ("lastAuthenticatedSeconds", .double(lastAuth)),
                 ("handshakesPerSecond", .double(Double(connected.handshakes) / max(lastAuth, 0.001))),
                 ("allCaughtUpSeconds", allCaught.map { .double($0) } ?? .null), ("failedDials", .int(Int64(connected.failedDials))),
+                ("catchUpBytesPerDevice", .double(Double(connected.bytes) / Double(devicesCount))),
                 ("connectNodeCPUSeconds", .double(afterConnect.cpuSeconds - baseline.cpuSeconds)), ("connectLoad", .string(Machine.loadAverage()))])
 
         // 2. Idle.
         usleep(2_000_000)
-        let idle0 = ProcessSample(node.pid)
+        let idle0 = ProcessSample(node.pid), idleBytes0 = swarm.snapshot().bytes
         usleep(UInt32(idleSeconds) * 1_000_000)
-        let idle1 = ProcessSample(node.pid)
+        let idle1 = ProcessSample(node.pid), idleBytes1 = swarm.snapshot().bytes
+        let idleBytesPerDeviceDay = Double(idleBytes1 - idleBytes0) / Double(devicesCount) / (idle1.wallSeconds - idle0.wallSeconds) * 86_400
         let idleCPU = (idle1.cpuSeconds - idle0.cpuSeconds) / (idle1.wallSeconds - idle0.wallSeconds)
         let perSessionKB = Double(idle1.residentKiB - baseline.residentKiB) / Double(max(connected.authenticated, 1))
         report("idle: node resident \(idle1.residentKiB / 1024) MiB (baseline \(baseline.residentKiB / 1024) MiB): \(BenchCommand.fmt2(perSessionKB)) KiB a session; "
-               + "CPU \(BenchCommand.fmt2(idleCPU * 100))% of a core over \(idleSeconds) s; load \(Machine.loadAverage())",
+               + "CPU \(BenchCommand.fmt2(idleCPU * 100))% of a core over \(idleSeconds) s; keep-alives \(BenchCommand.fmt(idleBytesPerDeviceDay)) bytes a device a day "
+               + "(received; as much again sent); load \(Machine.loadAverage())",
                [("residentKiBPerSession", .double(perSessionKB)), ("idleCPUShare", .double(idleCPU)),
-                ("nodeResidentMiB", .double(Double(idle1.residentKiB) / 1024)), ("baselineResidentMiB", .double(Double(baseline.residentKiB) / 1024))])
+                ("nodeResidentMiB", .double(Double(idle1.residentKiB) / 1024)), ("idleBytesPerDeviceDay", .double(idleBytesPerDeviceDay)), ("baselineResidentMiB", .double(Double(baseline.residentKiB) / 1024))])
 
         // 3. Feed at a city's rate and multiples.
         let cityRate = Double(sensors) / Double(stepSeconds)          // readings a second
@@ -155,6 +158,7 @@ enum FanoutBench {
             _ = swarm.takeLatencies()
             let perSecond = cityRate * Double(m)
             let f0 = ProcessSample(node.pid)
+            let bytes0 = swarm.snapshot().bytes
             let start = SystemClock.monotonicSeconds()
             var written = 0.0, readings = 0
             while SystemClock.monotonicSeconds() - start < Double(feedSeconds) {
@@ -174,6 +178,7 @@ enum FanoutBench {
             usleep(2_000_000)           // the last deliveries
             let f1 = ProcessSample(node.pid)
             let lat = swarm.takeLatencies().sorted()
+            let bytes = Double(swarm.snapshot().bytes - bytes0)
             let cpu = f1.cpuSeconds - f0.cpuSeconds
             let idleShare = idleCPU * (f1.wallSeconds - f0.wallSeconds)
             func pct(_ p: Double) -> Double { lat.isEmpty ? 0 : lat[min(lat.count - 1, Int(Double(lat.count) * p))] }
@@ -181,12 +186,14 @@ enum FanoutBench {
                    + "commit to device p50 \(Int(pct(0.5))) ms, p99 \(Int(pct(0.99))) ms, max \(Int(lat.last ?? 0)) ms; "
                    + "node CPU \(BenchCommand.fmt2(cpu * 1000 / Double(max(readings, 1)))) ms a reading "
                    + "(\(BenchCommand.fmt2((cpu - idleShare) * 1000 / Double(max(readings, 1)))) beyond idle), "
-                   + "\(BenchCommand.fmt2(cpu * 1e6 / Double(max(lat.count, 1)))) us a delivery; load \(Machine.loadAverage())",
+                   + "\(BenchCommand.fmt2(cpu * 1e6 / Double(max(lat.count, 1)))) us a delivery; "
+                   + "\(BenchCommand.fmt(bytes / Double(max(lat.count, 1)))) bytes on the wire a delivery (pings included); load \(Machine.loadAverage())",
                    [("feed\(m)Readings", .int(Int64(readings))), ("feed\(m)Deliveries", .int(Int64(lat.count))),
                     ("feed\(m)P50Millis", .double(pct(0.5))), ("feed\(m)P99Millis", .double(pct(0.99))), ("feed\(m)MaxMillis", .double(lat.last ?? 0)),
                     ("feed\(m)CPUMillisPerReading", .double(cpu * 1000 / Double(max(readings, 1)))),
                     ("feed\(m)CPUMillisPerReadingBeyondIdle", .double((cpu - idleShare) * 1000 / Double(max(readings, 1)))),
-                    ("feed\(m)CPUMicrosPerDelivery", .double(cpu * 1e6 / Double(max(lat.count, 1)))), ("feed\(m)Load", .string(Machine.loadAverage()))])
+                    ("feed\(m)CPUMicrosPerDelivery", .double(cpu * 1e6 / Double(max(lat.count, 1)))),
+                    ("feed\(m)WireBytesPerDelivery", .double(bytes / Double(max(lat.count, 1)))), ("feed\(m)Load", .string(Machine.loadAverage()))])
         }
 
         // 4. Readings nobody wants, at 50 times a city's rate (so their cost stands out of the idle cost).
