@@ -322,6 +322,11 @@ public final class DeviceSwarm: @unchecked Sendable {
 
     private func received(_ s: State, _ result: Result<[Message], FrameError>) {
         guard s.session != nil else { return }
+        if let c = s.conn {
+            let read = c.bytesReceived - s.countedBytes
+            s.countedBytes += read
+            locked { shared.bytes += read }
+        }
         switch result {
         case .success(let messages):
             for m in messages {
@@ -383,10 +388,7 @@ public final class DeviceSwarm: @unchecked Sendable {
             }
         }
         let t = SystemClock.monotonicMillis()
-        let read = (s.conn?.bytesReceived ?? 0) - s.countedBytes
-        s.countedBytes += read
         locked {
-            shared.bytes += read
             shared.events += events.count
             shared.batches += 1
             if !announced.isEmpty {

@@ -15,6 +15,8 @@ enum BenchAll {
         let executable: String?
         let args: [String]
         var environment: [String] = []
+        /// Run in the first round only (the long `fanout` runs: one each, not the median of several).
+        var once = false
     }
 
     struct Sizes {
@@ -22,6 +24,8 @@ enum BenchAll {
         var settings = 100_000, writers = 2000, events = 100_000
         /// The cities of `screens` (sensors each; `--cities 2000,20000` adds the large one, about 6 minutes a run).
         var cities = [2000]
+        /// Devices of the `fanout` runs (one run each, about 1 to 3 minutes; `--fanout-devices 0` skips them).
+        var fanout = [10, 1000, 5000, 10000]
     }
 
     /// The per-run JSON objects of each job (nil where that run failed), and the log of each failure.
@@ -62,6 +66,11 @@ enum BenchAll {
         if let c = a.options["cities"] {
             sizes.cities = try c.split(separator: ",").map { s throws(CLIError) in try BenchCommand.positive(String(s), "--cities", default: 2000) }
         }
+        if let f = a.options["fanout-devices"] {
+            sizes.fanout = f == "0" ? [] : try f.split(separator: ",").map { s throws(CLIError) in
+                try BenchCommand.positive(String(s), "--fanout-devices", default: 1000)
+            }
+        }
         let compare = a.options["no-compare"] == nil
         let scripts = a.options["scripts"] ?? "tools/bench"
         let python = a.options["python"] ?? (access(".build/bench-venv/bin/python", X_OK) == 0 ? ".build/bench-venv/bin/python" : "python3")
@@ -78,7 +87,10 @@ enum BenchAll {
             Job(name: "settings", executable: nil, args: ["settings", "--count", "\(sizes.settings)",
                                                           "--writers", "\(sizes.writers)", "--json"]),
             Job(name: "events", executable: nil, args: ["events", "--count", "\(sizes.events)", "--json"]),
-        ]
+        ] + sizes.fanout.map { d in
+            Job(name: "fanout\(d)", executable: nil, args: ["fanout", "--devices", "\(d)", "--feed-seconds", "20", "--idle-seconds", "10", "--json"],
+                once: true)
+        }
         var missing: [String: String] = [:]
         if compare {
             let settingsArgs = ["--count", "\(sizes.settings)", "--writers", "\(sizes.writers)"]
@@ -98,7 +110,7 @@ enum BenchAll {
         let started = SystemClock.monotonicSeconds()
         let results = Results()
         for r in 0..<runs {
-            for job in jobs {
+            for job in jobs where r == 0 || !job.once {
                 ctx.console.err("bench all: run \(r + 1)/\(runs): \(job.name)")
                 let log = "\(logs)/\(job.name)-\(r + 1).log"
                 do {

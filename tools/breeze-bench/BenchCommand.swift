@@ -30,14 +30,16 @@ enum BenchCommand {
           appends N settings events (default 100000) in transactions of B (default 1000), then replays them
                breeze-bench fanout [--devices D] [--sensors S] [--radius KM] [--history-minutes M] [--idle-seconds I]
                                    [--feed-seconds F] [--rates 1,10] [--dark-sensors K] [--restart yes|no] [--connect-limit SECONDS]
-                                   [--dir DIR] [--json]
+                                   [--servers K] [--dir DIR] [--json]
           D device sessions (default 1000; one process, one loop) against a `breeze node` holding a city of S sensors
           (2000) with M minutes of readings (60): connect and catch-up time, memory per session and CPU when idle,
           commit-to-device latency and CPU per reading at a city's rate and multiples, the CPU of readings no device
-          wants (K sensors far away, default 100), recovery after a restart
+          wants (K sensors far away, default 100), recovery after a restart; --servers K: K nodes meshed, devices
+          spread over them, the feed on the first, the last killed (failover)
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
+                                [--fanout-devices 10,1000,5000,10000]
           every benchmark R times (default 3), each in its own process, with the comparison scripts of
           tools/bench (Yjs, Loro, pycrdt, eventsourcing); prints BENCHMARKS.md-ready markdown (medians)
         """
@@ -47,7 +49,7 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors"],
+                                             "connect-limit", "dark-sensors", "servers", "fanout-devices"],
                               flags: ["no-compare"], usage: usage)
         let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }

@@ -21,11 +21,17 @@ import BreezeSync
 ///    minutes; and `--rates` multiples), one commit a second as a provider feed would; for each reading and
 ///    each device subscribed to its sensor, the time from the commit to the device having it (p50, p99,
 ///    max); the node's CPU per reading and per delivery;
-/// 4. unwanted: readings at 50 times a city's rate of `--dark-sensors` sensors far from the city, which no device
-///    subscribes to: their cost per reading must not grow with the sessions connected (only interested
-///    sessions cost), so compare it between runs with few and many devices;
+/// 4. unwanted: readings at 100 times a city's rate of `--dark-sensors` sensors far from the city, which no
+///    device subscribes to, in windows beside windows of idle: their cost per reading must not grow with the
+///    sessions connected (only interested sessions cost), so compare it between runs with few and many devices;
 /// 5. restart: the node is killed (SIGKILL) while a minute of readings is written, and started again on the
 ///    same port; when every device is back and holds what the server holds.
+///
+/// With `--servers K` (K > 1), K nodes are cluster replicas meshed with each other (each dials those started
+/// before it; the city is written on the first and the others catch up), the devices are spread over them
+/// (device i starts at server i mod K, as `--server` lists do, and fails over in turn), the feed writes on the
+/// first server (so most devices get a reading one hop later), CPU and memory are summed over the nodes, and
+/// the restart phase kills the last server for good: its devices fail over to the others.
 enum FanoutBench {
     static func run(_ a: Arguments, _ ctx: Context) throws(CLIError) {
         let devicesCount = try BenchCommand.positive(a.options["devices"], "--devices", default: 1000)
@@ -39,6 +45,7 @@ enum FanoutBench {
         }
         let dark = try BenchCommand.positive(a.options["dark-sensors"], "--dark-sensors", default: 100)
         let restart = a.options["restart"] != "no"
+        let serverCount = try BenchCommand.positive(a.options["servers"], "--servers", default: 1)
         let dir: String
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
         defer { if a.options["dir"] == nil && getenv("BREEZE_BENCH_KEEP") == nil { _ = system("rm -rf '\(dir)'") } }
@@ -99,20 +106,42 @@ enum FanoutBench {
         }
         let perDevice = Double(wanted.reduce(0) { $0 + $1.count - 1 }) / Double(devicesCount)
 
-        // The node.
+        // The nodes: the first holds the city, the others catch up from it (each dials those before it).
         let breeze = try Subprocess.breezePath()
-        let nodeArgs = try authority.nodeArguments(db: db)
-        var node = try Subprocess(executable: breeze, args: ["node", "--db", db, "--listen", "127.0.0.1:0"] + nodeArgs, stderrPath: dir + "/node.log")
-        let address = SyncBench.listenAddress(node)
-        guard !address.isEmpty else { throw .failure("bench fanout: the node did not start (see \(dir)/node.log)") }
+        var dbs = [db], nodeArgs = [try authority.nodeArguments(db: db)]
+        do {
+            for k in 1..<serverCount {
+                let path = dir + "/s\(k + 1).db"
+                try EventLog.create(at: path).close()
+                dbs.append(path)
+                nodeArgs.append(try authority.nodeArguments(db: path))
+            }
+        } catch { throw .failure("bench fanout: \(error)") }
+        var nodes: [Subprocess] = [], addresses: [String] = []
+        for k in 0..<serverCount {
+            let n = try Subprocess(executable: breeze, args: ["node", "--db", dbs[k], "--listen", "127.0.0.1:0"] + nodeArgs[k]
+                                   + addresses.flatMap { ["--peer", $0] }, stderrPath: dir + "/node\(k + 1).log")
+            let address = SyncBench.listenAddress(n)
+            guard !address.isEmpty else { throw .failure("bench fanout: node \(k + 1) did not start (see \(dir)/node\(k + 1).log)") }
+            nodes.append(n)
+            addresses.append(address)
+        }
+        if serverCount > 1 {
+            let want = try expectedVectors(db, [[.public]])[0]
+            let t = SystemClock.monotonicSeconds()
+            for k in 1..<serverCount {
+                while (try? expectedVectors(dbs[k], [[.public]])[0]) != want && SystemClock.monotonicSeconds() - t < 300 { usleep(200_000) }
+                // The readings too: every sensor's stream.
+                let total = eventCount(db)
+                while eventCount(dbs[k]) < total && SystemClock.monotonicSeconds() - t < 300 { usleep(200_000) }
+                progress("server \(k + 1) caught up with the city")
+            }
+        }
+        func sample() -> ProcessSample { ProcessSample(nodes.map(\.pid)) }
         usleep(500_000)
-        let baseline = ProcessSample(node.pid)
-        report("fanout: \(devicesCount) devices, a city of \(sensors) sensors with \(historyMinutes) min of readings (\(feeder.written) events), "
-               + "\(BenchCommand.fmt2(perDevice)) sensors a device (radius \(radius) km); node and load on one machine (\(Machine.cores) cores)",
-               [("historyEvents", .int(Int64(feeder.written))), ("sensorsPerDevice", .double(perDevice))])
-
+        let baseline = sample()
         // 1. Connect.
-        let swarm = DeviceSwarm(devices: devices, settings: .init(servers: [address]))
+        let swarm = DeviceSwarm(devices: devices, settings: .init(servers: addresses))
         let expected0 = try expectedVectors(db, wanted)
         swarm.expect(expected0)
         let t0 = SystemClock.monotonicSeconds()
@@ -127,7 +156,7 @@ enum FanoutBench {
         let connected = swarm.snapshot()
         let lastAuth = Double(connected.lastAuthenticatedMillis ?? 0) / 1000
         let allCaught = connected.caughtUp == devicesCount ? Double(connected.lastCaughtUpMillis ?? 0) / 1000 : nil
-        let afterConnect = ProcessSample(node.pid)
+        let afterConnect = sample()
         report("connect: \(connected.handshakes) handshakes, last authenticated after \(BenchCommand.fmt2(lastAuth)) s "
                + "(\(BenchCommand.fmt(Double(connected.handshakes) / max(lastAuth, 0.001))) handshakes/s), "
                + (allCaught.map { "all caught up after \(BenchCommand.fmt2($0)) s" } ?? "\(connected.caughtUp) of \(devicesCount) caught up after \(Int(connectLimit)) s")
@@ -140,9 +169,9 @@ enum FanoutBench {
 
         // 2. Idle.
         usleep(2_000_000)
-        let idle0 = ProcessSample(node.pid), idleBytes0 = swarm.snapshot().bytes
+        let idle0 = sample(), idleBytes0 = swarm.snapshot().bytes
         usleep(UInt32(idleSeconds) * 1_000_000)
-        let idle1 = ProcessSample(node.pid), idleBytes1 = swarm.snapshot().bytes
+        let idle1 = sample(), idleBytes1 = swarm.snapshot().bytes
         let idleBytesPerDeviceDay = Double(idleBytes1 - idleBytes0) / Double(devicesCount) / (idle1.wallSeconds - idle0.wallSeconds) * 86_400
         let idleCPU = (idle1.cpuSeconds - idle0.cpuSeconds) / (idle1.wallSeconds - idle0.wallSeconds)
         let perSessionKB = Double(idle1.residentKiB - baseline.residentKiB) / Double(max(connected.authenticated, 1))
@@ -157,7 +186,7 @@ enum FanoutBench {
         for m in rates {
             _ = swarm.takeLatencies()
             let perSecond = cityRate * Double(m)
-            let f0 = ProcessSample(node.pid)
+            let f0 = sample()
             let bytes0 = swarm.snapshot().bytes
             let start = SystemClock.monotonicSeconds()
             var written = 0.0, readings = 0
@@ -176,7 +205,7 @@ enum FanoutBench {
                 progress("feed x\(m): \(readings) readings")
             }
             usleep(2_000_000)           // the last deliveries
-            let f1 = ProcessSample(node.pid)
+            let f1 = sample()
             let lat = swarm.takeLatencies().sorted()
             let bytes = Double(swarm.snapshot().bytes - bytes0)
             let cpu = f1.cpuSeconds - f0.cpuSeconds
@@ -196,46 +225,67 @@ enum FanoutBench {
                     ("feed\(m)WireBytesPerDelivery", .double(bytes / Double(max(lat.count, 1)))), ("feed\(m)Load", .string(Machine.loadAverage()))])
         }
 
-        // 4. Readings nobody wants, at 50 times a city's rate (so their cost stands out of the idle cost).
+        // 4. Readings nobody wants, at 100 times a city's rate, in windows of 3 s alternating with 3 s of idle,
+        // so what they cost is measured against the idle cost right beside it (the difference of each pair,
+        // averaged; the spread says how far the figure can be trusted).
         do {
-            let perSecond = cityRate * 50
-            let f0 = ProcessSample(node.pid)
-            let start = SystemClock.monotonicSeconds()
-            var written = 0.0, readings = 0
-            while SystemClock.monotonicSeconds() - start < Double(feedSeconds) {
-                let due = Int((SystemClock.monotonicSeconds() - start + 1) * perSecond - written)
-                if due > 0 {
-                    do { try feeder.write(count: due, at: clock, dark: true) } catch { throw CLIError.failure("bench fanout: feeding: \(error)") }
-                    written += Double(due)
-                    readings += due
-                    clock += 1
+            let perSecond = cityRate * 100
+            var diffs: [Double] = []
+            var readings = 0
+            for pair in 0..<6 {
+                let i0 = sample()
+                usleep(3_000_000)
+                let i1 = sample()
+                let start = SystemClock.monotonicSeconds()
+                var written = 0
+                while SystemClock.monotonicSeconds() - start < 3 {
+                    let due = Int((SystemClock.monotonicSeconds() - start + 0.25) * perSecond) - written
+                    if due > 0 {
+                        do { try feeder.write(count: due, at: clock, dark: true) } catch { throw CLIError.failure("bench fanout: feeding: \(error)") }
+                        written += due
+                        clock += 1
+                    }
+                    usleep(250_000)
                 }
-                usleep(1_000_000)
-                progress("unwanted: \(readings) readings")
+                usleep(500_000)            // (the node routes the last commit)
+                let f1 = sample()
+                let idleRate = (i1.cpuSeconds - i0.cpuSeconds) / (i1.wallSeconds - i0.wallSeconds)
+                let extra = (f1.cpuSeconds - i1.cpuSeconds) - idleRate * (f1.wallSeconds - i1.wallSeconds)
+                diffs.append(extra / Double(max(written, 1)))
+                readings += written
+                progress("unwanted: pair \(pair + 1) of 6")
             }
-            usleep(1_000_000)
-            let f1 = ProcessSample(node.pid)
-            let cpu = f1.cpuSeconds - f0.cpuSeconds, idleShare = idleCPU * (f1.wallSeconds - f0.wallSeconds)
-            report("unwanted (\(BenchCommand.fmt2(perSecond)) readings/s of \(dark) sensors no device wants, \(feedSeconds) s): node CPU "
-                   + "\(BenchCommand.fmt2(cpu * 1000 / Double(max(readings, 1)))) ms a reading "
-                   + "(\(BenchCommand.fmt2((cpu - idleShare) * 1000 / Double(max(readings, 1)))) beyond idle); load \(Machine.loadAverage())",
-                   [("unwantedCPUMillisPerReading", .double(cpu * 1000 / Double(max(readings, 1)))),
-                    ("unwantedCPUMillisPerReadingBeyondIdle", .double((cpu - idleShare) * 1000 / Double(max(readings, 1)))),
+            let mean = diffs.reduce(0, +) / Double(diffs.count)
+            let sd = (diffs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(diffs.count - 1, 1))).squareRoot()
+            let se = sd / Double(diffs.count).squareRoot()
+            report("unwanted (\(BenchCommand.fmt(perSecond)) readings/s of \(dark) sensors no device wants, 6 windows of 3 s beside 3 s idle, \(readings) readings): "
+                   + "node CPU \(BenchCommand.fmt2(mean * 1e6)) us a reading beyond idle (standard error \(BenchCommand.fmt2(se * 1e6)) us); load \(Machine.loadAverage())",
+                   [("unwantedCPUMicrosPerReading", .double(mean * 1e6)), ("unwantedCPUMicrosStandardError", .double(se * 1e6)),
                     ("unwantedLoad", .string(Machine.loadAverage()))])
         }
 
-        // 5. Restart: killed while a minute of readings is written, started again on the same port.
+        // 5. Restart: killed while a minute of readings is written, started again on the same port (one
+        // server); or the last of several servers killed for good, its devices failing over to the others.
         if restart {
-            kill(node.pid, SIGKILL)
-            _ = node.wait()
+            let victim = serverCount - 1
+            // Several servers: the clock starts at the kill (the failover); one: when it starts again.
+            swarm.resetAuthenticationTimes()
+            var r0 = SystemClock.monotonicSeconds()
+            kill(nodes[victim].pid, SIGKILL)
+            _ = nodes[victim].wait()
             do {
                 for _ in 0..<30 { try feeder.write(count: sensors / 60, at: clock); clock += 2 }
             } catch { throw .failure("bench fanout: \(error)") }
             swarm.expect(try expectedVectors(db, wanted))
-            swarm.resetAuthenticationTimes()
-            let r0 = SystemClock.monotonicSeconds()
-            node = try Subprocess(executable: breeze, args: ["node", "--db", db, "--listen", address] + nodeArgs, stderrPath: dir + "/node2.log")
-            _ = SyncBench.listenAddress(node)
+            if serverCount == 1 {
+                swarm.resetAuthenticationTimes()
+                r0 = SystemClock.monotonicSeconds()
+                nodes[0] = try Subprocess(executable: breeze, args: ["node", "--db", db, "--listen", addresses[0]] + nodeArgs[0],
+                                          stderrPath: dir + "/node1-restarted.log")
+                _ = SyncBench.listenAddress(nodes[0])
+            } else {
+                nodes.remove(at: victim)
+            }
             var r = swarm.snapshot()
             while r.caughtUp < devicesCount && SystemClock.monotonicSeconds() - r0 < connectLimit {
                 usleep(250_000)
@@ -243,17 +293,25 @@ enum FanoutBench {
                 progress("restart: \(r.authenticated) authenticated, \(r.caughtUp) caught up")
             }
             let back = r.caughtUp == devicesCount ? SystemClock.monotonicSeconds() - r0 : nil
-            report("restart: " + (back.map { "every device back and current \(BenchCommand.fmt2($0)) s after the node started again" }
+            let what = serverCount == 1 ? "after the node started again" : "after server \(victim + 1) of \(serverCount) was killed (its devices failed over)"
+            report((serverCount == 1 ? "restart: " : "failover: ") + (back.map { "every device back and current \(BenchCommand.fmt2($0)) s \(what)" }
                                   ?? "\(r.caughtUp) of \(devicesCount) current after \(Int(connectLimit)) s")
                    + " (last authenticated after \(BenchCommand.fmt2(Double(r.lastAuthenticatedMillis ?? 0) / 1000)) s); load \(Machine.loadAverage())",
                    [("restartCurrentSeconds", back.map { .double($0) } ?? .null),
                     ("restartLastAuthenticatedSeconds", .double(Double(r.lastAuthenticatedMillis ?? 0) / 1000))])
         }
         swarm.stop()
-        node.stop()
+        for n in nodes { n.stop() }
         feeder.close()
         if ctx.console.isTerminal { ctx.console.progress("") }
         if ctx.json { ctx.console.out(JSONValue.object(json).text) }
+    }
+
+    /// Events a database holds (0 when it cannot be read).
+    static func eventCount(_ db: String) -> Int {
+        guard let log = try? EventLog.openReadOnly(at: db) else { return 0 }
+        defer { log.close() }
+        return (try? log.count()) ?? 0
     }
 
     /// What each device must hold: the server's vectors of its streams.
@@ -311,6 +369,15 @@ enum FanoutBench {
     /// CPU, resident memory and wall time of a process, from /proc.
     struct ProcessSample {
         var cpuSeconds = 0.0, residentKiB = 0, wallSeconds = SystemClock.monotonicSeconds()
+
+        /// Summed over several processes.
+        init(_ pids: [pid_t]) {
+            for p in pids {
+                let one = ProcessSample(p)
+                cpuSeconds += one.cpuSeconds
+                residentKiB += one.residentKiB
+            }
+        }
 
         init(_ pid: pid_t) {
             if let stat = Self.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") {
