@@ -140,6 +140,11 @@ enum FanoutBench {
         func sample() -> ProcessSample { ProcessSample(nodes.map(\.pid)) }
         usleep(500_000)
         let baseline = sample()
+        report("fanout: \(devicesCount) devices, a city of \(sensors) sensors with \(historyMinutes) min of readings (\(feeder.written) events), "
+               + "\(BenchCommand.fmt2(perDevice)) sensors a device (radius \(radius) km); "
+               + "\(serverCount == 1 ? "one node" : "\(serverCount) nodes meshed") and the load on one machine (\(Machine.cores) cores)",
+               [("historyEvents", .int(Int64(feeder.written))), ("sensorsPerDevice", .double(perDevice)), ("servers", .int(Int64(serverCount)))])
+
         // 1. Connect.
         let swarm = DeviceSwarm(devices: devices, settings: .init(servers: addresses))
         let expected0 = try expectedVectors(db, wanted)
