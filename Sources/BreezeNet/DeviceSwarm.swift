@@ -89,6 +89,8 @@ public final class DeviceSwarm: @unchecked Sendable {
     private var stopAsync: UnsafeMutablePointer<uv_async_t>?
     private var tick: UnsafeMutablePointer<uv_timer_t>?
     private var states: [State] = []
+    /// Devices not in a session: dialling, or waiting to redial.
+    private var waiting = Set<Int>()
     private var stopping = false
 
     private final class State {
@@ -218,6 +220,7 @@ public final class DeviceSwarm: @unchecked Sendable {
         tick = t
         locked { stopAsync = a }
         states = (0..<devices.count).map { State(index: $0, server: $0 % settings.servers.count) }
+        waiting = Set(states.indices)
         for s in states { dial(s) }
         uv_timer_start(t, { t in
             Unmanaged<DeviceSwarm>.fromOpaque(t!.pointee.data).takeUnretainedValue().onTick()
@@ -258,11 +261,14 @@ public final class DeviceSwarm: @unchecked Sendable {
             }
             if shared.caughtUp == devices.count { shared.lastCaughtUpMillis = SystemClock.monotonicMillis() - expectedSince }
         }
-        for s in states {
+        // Only the devices not in a session are looked at (waiting to redial, or dialling).
+        for i in Array(waiting) {
+            let s = states[i]
+            if s.authenticated { waiting.remove(i); continue }
             if let due = s.redialAt, due <= t {
                 s.redialAt = nil
                 dial(s)
-            } else if let c = s.conn, !s.authenticated, t - s.dialedMillis > settings.connectTimeoutMillis {
+            } else if let c = s.conn, t > s.dialedMillis, t - s.dialedMillis > settings.connectTimeoutMillis {
                 c.close("connect or handshake timed out")
             }
         }
@@ -360,14 +366,14 @@ public final class DeviceSwarm: @unchecked Sendable {
                     if shared.firstAuthenticatedMillis == nil { shared.firstAuthenticatedMillis = at }
                     shared.lastAuthenticatedMillis = at
                 }
-                perform(s, s.session!.subscribe(devices[s.index].subscription))
-                perform(s, s.session!.sendVectors(local: s.held))
+                if s.session != nil { perform(s, s.session!.subscribe(devices[s.index].subscription)) }
+                if s.session != nil { perform(s, s.session!.sendVectors(local: s.held)) }
             case .ingest(let batch, let events, _):
                 store(s, batch: batch, events)
             case .rescan:
                 break           // a device with nothing of its own to send
             case .resendVectors:
-                perform(s, s.session!.sendVectors(local: s.held))
+                if s.session != nil { perform(s, s.session!.sendVectors(local: s.held)) }
             }
         }
     }
@@ -402,7 +408,7 @@ public final class DeviceSwarm: @unchecked Sendable {
                 shared.lastCaughtUpMillis = t - expectedSince
             }
         }
-        perform(s, s.session!.committed(batch: batch, inserted: inserted, duplicates: duplicates, gaps: gaps))
+        if s.session != nil { perform(s, s.session!.committed(batch: batch, inserted: inserted, duplicates: duplicates, gaps: gaps)) }
     }
 
     private func closed(_ s: State, _ conn: Connection, _ reason: String) {
@@ -427,5 +433,6 @@ public final class DeviceSwarm: @unchecked Sendable {
         s.attempt += 1
         if settings.servers.count > 1 { s.server = (s.server + 1) % settings.servers.count }
         s.redialAt = now() + UInt64(Double(base) * Double.random(in: 0.5...1.0))
+        waiting.insert(s.index)
     }
 }

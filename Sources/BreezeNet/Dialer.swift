@@ -34,8 +34,9 @@ final class Dialer {
     /// The address to dial now.
     var address: String { addresses[current] }
 
-    /// The address as status shows it: the group's addresses, the current one first.
-    var label: String { addresses.count == 1 ? address : address + " (of " + addresses.joined(separator: ",") + ")" }
+    /// The key of its status row: the address, or the group's addresses (the same whichever server it is on, so
+    /// a failover rewrites one row rather than leaving the old server's behind).
+    var label: String { addresses.joined(separator: ",") }
 
     /// A session lasted: the backoff starts over.
     func lasted() { attempt = 0 }

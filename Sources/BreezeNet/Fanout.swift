@@ -24,8 +24,10 @@ protocol FanoutMember: AnyObject {
     var session: SyncSession { get set }
     /// Every routed row up to the router's tail was offered to it.
     var live: Bool { get set }
-    /// In the busy queue.
+    /// Has something to read for itself (streams to catch up, or a scan behind the tail).
     var busy: Bool { get set }
+    /// Busy, but waiting for acknowledgements or room on its socket: out of the queue until `Fanout.unpark`.
+    var parked: Bool { get set }
     /// Room on its socket for more (the node stops reading the log for a peer above `maxQueuedBytes` queued).
     var hasRoom: Bool { get }
     /// Carries out the session's actions (sends, closes; a `.rescan` comes back to `planCatchUp`).
@@ -39,9 +41,11 @@ protocol FanoutMember: AnyObject {
 /// and pairs of sessions.
 final class Fanout<Member: FanoutMember> {
     private(set) var router: Router
-    /// Most new rows routed per call of `route`, and most log reads for catching up per call of `pump`.
+    /// Most new rows routed per call of `route`, and most log reads (and rows read) for catching up per call
+    /// of `pump`.
     let routeRowsPerTurn: Int
     let catchUpReadsPerTurn: Int
+    var catchUpRowsPerTurn = 32_768
     /// Called after an offer with the member (the node counts what it sent, for its metrics).
     var onSent: ((Member) -> Void)?
     /// Reading the log failed (the node logs it).
@@ -59,18 +63,29 @@ final class Fanout<Member: FanoutMember> {
     /// Members waiting in the busy queue (some may have left it since).
     var busyCount: Int { busyQueue.count - busyHead }
 
+    /// What `route` left.
+    enum Routed: Equatable {
+        /// Every row committed so far was routed.
+        case done
+        /// The turn's bound was reached: more may be waiting.
+        case more
+        /// Reading the log failed (a busy database, say): the same rows are to be read again later.
+        case failed
+    }
+
     /// Reads the rows committed since the router's tail once and hands each to the members that want it: a
     /// commit costs the (event, interested member) pairs, whatever the number of members. At most
-    /// `routeRowsPerTurn` rows; returns true when more may be waiting.
-    func route(_ log: FanoutLog) -> Bool {
+    /// `routeRowsPerTurn` rows.
+    @discardableResult
+    func route(_ log: FanoutLog) -> Routed {
         var routed = 0
         while routed < routeRowsPerTurn {
             let rows: [(seq: Int64, event: Event)]
             do { rows = try log.rows(after: router.tail, limit: min(4096, routeRowsPerTurn - routed)) } catch {
                 onError?("reading the log's new rows failed: \(error)")
-                return false
+                return .failed
             }
-            guard !rows.isEmpty else { return false }
+            guard !rows.isEmpty else { return .done }
             routed += rows.count
             let before = router.tail
             let byMember = router.route(rows)
@@ -80,7 +95,7 @@ final class Fanout<Member: FanoutMember> {
                 offerRouted(m, entries, after: before, through: through)
             }
         }
-        return true
+        return .more
     }
 
     /// Offers routed rows to a member at the tail; one that cannot take them all falls behind (streams to
@@ -133,16 +148,27 @@ final class Fanout<Member: FanoutMember> {
     private func markBusy(_ m: Member) {
         guard !m.busy, !m.live || !m.session.catchingUp.isEmpty else { return }
         m.busy = true
+        m.parked = false
         busyQueue.append(m.id)
+    }
+
+    /// A parked member got acknowledgements or room on its socket: back in the queue when it can send.
+    /// Returns true when it went back (the shell lets the loop turn once more).
+    @discardableResult
+    func unpark(_ m: Member) -> Bool {
+        guard m.parked, m.session.wantsEvents, m.hasRoom, members[m.id] === m else { return false }
+        m.parked = false
+        busyQueue.append(m.id)
+        return true
     }
 
     /// Serves the busy members in turn, each with room in its window, within `catchUpReadsPerTurn` reads (so
     /// a crowd catching up cannot keep the loop from its sockets). Returns true when one could go on now
     /// (the budget ran out), false when the rest wait for acknowledgements or room.
     func pump(_ log: FanoutLog) -> Bool {
-        var reads = 0, more = false
+        var reads = 0, rows = 0, more = false
         var left = busyQueue.count - busyHead
-        while left > 0 && reads < catchUpReadsPerTurn {
+        while left > 0 && reads < catchUpReadsPerTurn && rows < catchUpRowsPerTurn {
             left -= 1
             let id = busyQueue[busyHead]
             busyHead += 1
@@ -150,12 +176,15 @@ final class Fanout<Member: FanoutMember> {
                 members[id]?.busy = false
                 continue
             }
-            serve(m, log, reads: &reads)
+            serve(m, log, reads: &reads, rows: &rows)
             if m.live && m.session.catchingUp.isEmpty {
                 m.busy = false
-            } else {
+            } else if m.session.wantsEvents && m.hasRoom {
                 busyQueue.append(id)
-                if m.session.wantsEvents && m.hasRoom { more = true }
+                more = true
+            } else {
+                // Waiting for acknowledgements or room: out of the queue, so a crowd waiting costs no turn.
+                m.parked = true
             }
         }
         if left > 0 { more = true }
@@ -167,26 +196,41 @@ final class Fanout<Member: FanoutMember> {
     }
 
     /// One member's turn: at most four batches' worth.
-    private func serve(_ m: Member, _ log: FanoutLog, reads: inout Int) {
+    private func serve(_ m: Member, _ log: FanoutLog, reads: inout Int, rows read: inout Int) {
         var rounds = 0
         // Streams read by stream (sync.md 6.7): each origin's events beyond what the peer holds, along the id
-        // index; a stream with nothing more is caught up, and the tail sends its new events.
-        while m.session.wantsEvents, let s = m.session.catchingUp.first, m.hasRoom && rounds < 4 && reads < catchUpReadsPerTurn {
+        // index; a stream with nothing more is caught up, and the tail sends its new events. An origin whose next
+        // event cannot go (an old build's longer encoding, or a relay without its origin's signature: each must be
+        // the next the peer lacks, so nothing after it of that origin goes either) is read past, so the origins
+        // after it in the stream still go.
+        var past: [StreamID: VersionVector] = [:]
+        while m.session.wantsEvents, let s = m.session.catchingUp.first, m.hasRoom && rounds < 4 && reads < catchUpReadsPerTurn
+                && read < catchUpRowsPerTurn {
             reads += 1
+            var beyond = m.session.peerVectors[s] ?? VersionVector()
+            for (o, c) in past[s]?.counters ?? [:] where c > beyond[o] { beyond[o] = c }
             let rows: [Event]
-            do { rows = try log.streamEvents(s, beyond: m.session.peerVectors[s] ?? VersionVector(), limit: m.session.readLimit) } catch {
+            do { rows = try log.streamEvents(s, beyond: beyond, limit: m.session.readLimit) } catch {
                 onError?("reading stream \(s) failed: \(error)")
                 m.perform(m.session.storageFailed("reading stream \(s) failed"))
                 return
             }
-            let actions = rows.isEmpty ? [] : m.session.offer(stream: s, rows)
-            if actions.isEmpty { m.session.caughtUp(s); continue }
+            if rows.isEmpty { m.session.caughtUp(s); continue }
+            read += rows.count
+            let actions = m.session.offer(stream: s, rows)
+            if actions.isEmpty {
+                // None of these could go (the window had room): their origins are blocked; read past them.
+                var p = past[s] ?? VersionVector()
+                for e in rows where e.id.counter > p[e.id.origin] { p[e.id.origin] = e.id.counter }
+                past[s] = p
+                continue
+            }
             m.perform(actions)
             onSent?(m)
             rounds += 1
         }
         // Behind the tail, in log order (a cluster peer, or a device that wants everything).
-        while !m.live, m.session.wantsEvents, m.hasRoom && rounds < 4 && reads < catchUpReadsPerTurn {
+        while !m.live, m.session.wantsEvents, m.hasRoom && rounds < 4 && reads < catchUpReadsPerTurn && read < catchUpRowsPerTurn {
             reads += 1
             let rows: [(seq: Int64, event: Event)]
             do { rows = try log.rows(after: m.session.cursor, limit: m.session.readLimit) } catch {
@@ -202,6 +246,7 @@ final class Fanout<Member: FanoutMember> {
                 m.live = true           // nothing after the cursor: the tail brings what comes next
                 break
             }
+            read += rows.count
             m.perform(m.session.offer(rows, scannedTo: last.seq))
             onSent?(m)
             if m.session.caughtUpToTail(router.tail) { m.live = true }

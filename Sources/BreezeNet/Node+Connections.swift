@@ -229,6 +229,7 @@ extension Node {
         }
         peer.held = []
         peer.conn.resumeReading()
+        if peer.parked && fanout.unpark(peer) { setIdle(true) }
     }
 
     /// Every tick: peers held back by their control budget get what has refilled; a stretch of flooding

@@ -95,9 +95,13 @@ extension Node {
     func route() {
         routePending = false
         guard !stopping else { return }
-        if fanout.route(log) {
+        switch fanout.route(log) {
+        case .done: break
+        case .more:
             routePending = true
             setIdle(true)
+        case .failed:
+            routePending = true         // read again at the next turn of the loop (the tick comes within 0.1 s)
         }
     }
 

@@ -36,7 +36,7 @@ extension Node {
             lastSecondMillis = t
             everySecond(now: t)
         } else if !statusDirty.isEmpty || !statusRemoved.isEmpty {
-            writeStatus()
+            writeStatus(dialled: false)
         }
     }
 
@@ -81,6 +81,8 @@ extension Node {
             }
             // Gaps refused too soon after the last vectors: their resync is due now.
             perform(peer, peer.session.resyncIfDue())
+            // A session parked for room on its socket gets it back here (acknowledgements unpark at once).
+            if peer.parked && fanout.unpark(peer) { setIdle(true) }
             if peer.session.state == .ready, KeepAlive.elapsed(from: peer.statusWrittenMillis, to: t) >= statusRefresh(peer) { statusDirty.insert(peer.id) }
         }
     }
@@ -128,12 +130,14 @@ extension Node {
     }
 
     func status(of peer: Peer, connected: Bool) -> PeerStatus {
-        PeerStatus(address: peer.dialer?.label ?? peer.address, direction: peer.dialer == nil ? "inbound" : "outbound",
-                   replica: peer.session.peerReplica?.description, scope: peer.session.grants?.scope.description,
-                   connected: connected && peer.session.state == .ready,
-                   lastContactMillis: wallTime(ofLoopTime: peer.lastReceivedMillis),
-                   vectors: peer.session.peerVectors, sent: peer.session.sentEvents,
-                   received: peer.session.receivedEvents, note: peer.note)
+        var note = peer.note
+        if let d = peer.dialer, d.addresses.count > 1 { note = "server \(d.address)" + (note.map { "; \($0)" } ?? "") }
+        return PeerStatus(address: peer.dialer?.label ?? peer.address, direction: peer.dialer == nil ? "inbound" : "outbound",
+                          replica: peer.session.peerReplica?.description, scope: peer.session.grants?.scope.description,
+                          connected: connected && peer.session.state == .ready,
+                          lastContactMillis: wallTime(ofLoopTime: peer.lastReceivedMillis),
+                          vectors: peer.session.peerVectors, sent: peer.session.sentEvents,
+                          received: peer.session.receivedEvents, note: note)
     }
 
     /// The status of a dialler with no session now.
@@ -148,7 +152,7 @@ extension Node {
     /// Writes what changed for `breeze status`: the rows of peers that connected or are due a refresh, the
     /// deletion of those that left, the dialled peers, and the heartbeat, in one transaction without an fsync.
     /// At the first write (and when stopping) the table is replaced whole.
-    func writeStatus(stopped: Bool = false) {
+    func writeStatus(stopped: Bool = false, dialled: Bool = true) {
         let t = now()
         var upserts: [PeerStatus] = []
         for id in statusDirty {
@@ -156,11 +160,14 @@ extension Node {
             upserts.append(status(of: peer, connected: true))
             peer.statusWrittenMillis = t
         }
-        for d in dialers {
-            if let peer = d.peer { upserts.append(status(of: peer, connected: true)) } else { upserts.append(status(of: d)) }
+        // The peers this node dials (few; a cluster peer's vectors name every stream): once a second.
+        if dialled {
+            for d in dialers {
+                if let peer = d.peer { upserts.append(status(of: peer, connected: true)) } else { upserts.append(status(of: d)) }
+            }
         }
+        let dirty = statusDirty, removed = statusRemoved
         statusDirty.removeAll(keepingCapacity: true)
-        let removed = statusRemoved
         statusRemoved = []
         let wall = SystemClock.nowMillis()
         let hb = NodeHeartbeat(pid: getpid(), listen: listenAddress ?? "", startedMillis: startedMillis,
@@ -176,7 +183,12 @@ extension Node {
         do {
             try log.updatePeers(upserts, removing: removed, heartbeat: hb, replacingAll: replaceAll)
             statusWritten = true
-        } catch { config.log("writing peer status failed: \(error)") }
+        } catch {
+            // Kept for the next write (a busy database): rows of peers that left must still go.
+            statusDirty.formUnion(dirty)
+            statusRemoved += removed
+            config.log("writing peer status failed: \(error)")
+        }
         if stopped { reportStatus(now: t, force: true, stopped: true) }
     }
 
@@ -214,7 +226,13 @@ extension Node {
                 lag = 0
             } else if peer.session.readsByStream {
                 lag = peer.live && peer.session.catchingUp.isEmpty ? 0 : fanout.router.lag(of: peer.session, over: peer.session.catchingUp)
+            } else if peer.live {
+                lag = 0
+            } else if peer.isInboundDevice {
+                // A device scanning the log behind the tail (it wants everything): at most the rows between.
+                lag = UInt64(max(0, fanout.router.tail - peer.session.cursor))
             } else {
+                // A cluster or dialled peer behind the tail (a few): exact, over the streams it may read.
                 lag = fanout.router.lag(of: peer.session, over: fanout.router.heads.keys.lazy.filter { grants.peerMayRead($0) && peer.session.wants($0) })
             }
             if peer.isInboundDevice {

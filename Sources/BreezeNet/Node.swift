@@ -121,8 +121,9 @@ final class Node {
         var held: ArraySlice<Message> = []
         /// Every routed row up to the router's tail was offered to it: it takes its events from the tail.
         var live = false
-        /// In the node's busy queue.
+        /// Has something to read for itself (`Fanout`), and whether it waits for acknowledgements or room.
         var busy = false
+        var parked = false
         /// Index in the node's sweep list (-1: not in it).
         var sweepIndex = -1
         /// When this peer's status row was last written, and the counts it showed.

@@ -553,8 +553,14 @@ public struct SyncSession: Sendable {
             }
             peerSubscription = new
             // What the peer held of a stream it no longer wants, it drops (6.7): forget it, so a later
-            // subscription reads the stream whole.
-            if let old { for s in old where !(new?.contains(s) ?? true) { peerVectors[s] = nil } }
+            // subscription reads the stream whole (from everything to some: every other fact stream).
+            if let new {
+                if let old {
+                    for s in old where !new.contains(s) { peerVectors[s] = nil }
+                } else {
+                    for s in Array(peerVectors.keys) where s.isFactPartition && !new.contains(s) { peerVectors[s] = nil }
+                }
+            }
             guard vectorsReceived else { return [] }   // the first scan has not begun: it applies the filter
             guard let new else {
                 // Every fact stream wanted again: scan the whole log (what the peer holds is skipped).

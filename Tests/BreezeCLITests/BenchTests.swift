@@ -74,13 +74,28 @@ struct BenchTests {
         #expect(Self.number(d, "zModelMedianMs") >= Self.number(d, "zLogMedianMs") * 0.5 && Self.number(d, "zLogMedianMs") > Self.number(d, "commitMedianMs"), "\(out)")
     }
 
+    @Test func benchFanoutMeasuresEachPhaseAgainstARealNode() {
+        let (code, out, err) = Self.bench(["fanout", "--devices", "30", "--sensors", "60", "--dark-sensors", "10", "--history-minutes", "10",
+                                           "--radius", "2", "--feed-seconds", "2", "--idle-seconds", "1", "--rates", "40", "--json"])
+        #expect(code == 0, "\(err)")
+        let d = Self.json(out)
+        #expect(Self.number(d, "handshakes") == 30, "\(out)")
+        #expect(Self.number(d, "allCaughtUpSeconds") > 0 && Self.number(d, "catchUpBytesPerDevice") > 0, "\(out)")
+        #expect(Self.number(d, "residentKiBPerSession") < 1024 && Self.number(d, "idleCPUShare") >= 0, "\(out)")
+        // A reading of the feed reached the devices subscribed to it, and each came back after the restart.
+        #expect(Self.number(d, "feed40Readings") > 0 && Self.number(d, "feed40Deliveries") > 0, "\(out)")
+        #expect(Self.number(d, "feed40P99Millis") >= Self.number(d, "feed40P50Millis"), "\(out)")
+        #expect(Self.number(d, "restartCurrentSeconds") > 0, "\(out)")
+    }
+
     @Test func benchAllWritesTheTablesAndNamesWhatCouldNotRun() throws {
         let dir = TempDir()
         let file = dir.path + "/BENCHMARKS.md"
         let (code, out, err) = Self.bench([
             "all", "--runs", "1", "--append-count", "2000", "--sync-count", "2000", "--edits", "3",
             "--projection-count", "1000", "--import-count", "300", "--settings-count", "300", "--writers", "20",
-            "--events-count", "600", "--node", "/nonexistent/node", "--python", "/nonexistent/python", "--write", file])
+            "--events-count", "600", "--node", "/nonexistent/node", "--python", "/nonexistent/python", "--write", file,
+            "--fanout-devices", "20", "--fanout-seconds", "1"])
         // The comparisons could not run: the tables are still printed and written, and the exit status says so.
         #expect(code == 1 && err.contains("benchmark(s) failed or did not run") && err.contains("Yjs"), "\(err)")
         let written = try String(contentsOfFile: file, encoding: .utf8)
@@ -88,7 +103,7 @@ struct BenchTests {
         for row in ["| local append vs raw SQLite", "| sync between two processes vs local append", "| live edit latency",
                     "| projection rebuild vs raw scan", "| import, synthetic PurpleAir CSV", "| Breeze | this build |",
                     "| SQLite | 3.", "## Not measured", "- Loro: not run: /nonexistent/python not found",
-                    "| append at least 10x `eventsourcing` | -x | not measured |"] {
+                    "| append at least 10x `eventsourcing` | -x | not measured |", "## A city of devices on one server (`fanout`)", "| 20 | "] {
             #expect(written.contains(row), "missing \(row)")
         }
         // Every Breeze figure is there: no empty result cell in the Breeze rows.

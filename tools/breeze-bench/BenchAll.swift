@@ -66,6 +66,7 @@ enum BenchAll {
         if let c = a.options["cities"] {
             sizes.cities = try c.split(separator: ",").map { s throws(CLIError) in try BenchCommand.positive(String(s), "--cities", default: 2000) }
         }
+        let fanoutSeconds = try BenchCommand.positive(a.options["fanout-seconds"], "--fanout-seconds", default: 20)
         if let f = a.options["fanout-devices"] {
             sizes.fanout = f == "0" ? [] : try f.split(separator: ",").map { s throws(CLIError) in
                 try BenchCommand.positive(String(s), "--fanout-devices", default: 1000)
@@ -88,8 +89,8 @@ enum BenchAll {
                                                           "--writers", "\(sizes.writers)", "--json"]),
             Job(name: "events", executable: nil, args: ["events", "--count", "\(sizes.events)", "--json"]),
         ] + sizes.fanout.map { d in
-            Job(name: "fanout\(d)", executable: nil, args: ["fanout", "--devices", "\(d)", "--feed-seconds", "20", "--idle-seconds", "10", "--json"],
-                once: true)
+            Job(name: "fanout\(d)", executable: nil, args: ["fanout", "--devices", "\(d)", "--feed-seconds", "\(fanoutSeconds)",
+                                                        "--idle-seconds", "\(max(1, fanoutSeconds / 2))", "--json"], once: true)
         }
         var missing: [String: String] = [:]
         if compare {

@@ -39,7 +39,7 @@ enum BenchCommand {
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
-                                [--fanout-devices 10,1000,5000,10000]
+                                [--fanout-devices 10,1000,5000,10000] [--fanout-seconds 20]
           every benchmark R times (default 3), each in its own process, with the comparison scripts of
           tools/bench (Yjs, Loro, pycrdt, eventsourcing); prints BENCHMARKS.md-ready markdown (medians)
         """
@@ -49,7 +49,7 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors", "servers", "fanout-devices"],
+                                             "connect-limit", "dark-sensors", "servers", "fanout-devices", "fanout-seconds"],
                               flags: ["no-compare"], usage: usage)
         let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }

@@ -237,13 +237,14 @@ enum FanoutBench {
             let perSecond = cityRate * 100
             var diffs: [Double] = []
             var readings = 0
+            let window = min(3, feedSeconds)
             for pair in 0..<6 {
                 let i0 = sample()
-                usleep(3_000_000)
+                usleep(UInt32(window) * 1_000_000)
                 let i1 = sample()
                 let start = SystemClock.monotonicSeconds()
                 var written = 0
-                while SystemClock.monotonicSeconds() - start < 3 {
+                while SystemClock.monotonicSeconds() - start < Double(window) {
                     let due = Int((SystemClock.monotonicSeconds() - start + 0.25) * perSecond) - written
                     if due > 0 {
                         do { try feeder.write(count: due, at: clock, dark: true) } catch { throw CLIError.failure("bench fanout: feeding: \(error)") }
@@ -263,7 +264,7 @@ enum FanoutBench {
             let mean = diffs.reduce(0, +) / Double(diffs.count)
             let sd = (diffs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(diffs.count - 1, 1))).squareRoot()
             let se = sd / Double(diffs.count).squareRoot()
-            report("unwanted (\(BenchCommand.fmt(perSecond)) readings/s of \(dark) sensors no device wants, 6 windows of 3 s beside 3 s idle, \(readings) readings): "
+            report("unwanted (\(BenchCommand.fmt(perSecond)) readings/s of \(dark) sensors no device wants, 6 windows of \(window) s beside \(window) s idle, \(readings) readings): "
                    + "node CPU \(BenchCommand.fmt2(mean * 1e6)) us a reading beyond idle (standard error \(BenchCommand.fmt2(se * 1e6)) us); load \(Machine.loadAverage())",
                    [("unwantedCPUMicrosPerReading", .double(mean * 1e6)), ("unwantedCPUMicrosStandardError", .double(se * 1e6)),
                     ("unwantedLoad", .string(Machine.loadAverage()))])
