@@ -12,8 +12,11 @@ public struct SyncStatus: Equatable, Sendable {
     public var running: Bool
     /// The address it accepts peers on (with the real port when port 0 was asked), or nil.
     public var listenAddress: String?
-    /// Every authenticated inbound peer and every configured outbound one, connected or not.
+    /// Every authenticated inbound peer and every configured outbound one, connected or not; on a server with
+    /// more than 64 devices connected, the devices are only counted (`devicesConnected`).
     public var peers: [Peer]
+    /// Devices (dialled in, `user:` scope) connected now.
+    public var devicesConnected = 0
 
     /// Not running, no peers.
     public static let stopped = SyncStatus(running: false, listenAddress: nil, peers: [])
@@ -61,6 +64,7 @@ public struct SyncStatus: Equatable, Sendable {
     init(_ s: NodeStatus) {
         running = s.running
         listenAddress = s.listenAddress
+        devicesConnected = s.inboundDevices
         peers = s.peers.map { p in
             var lag: [StreamID: Lag] = [:]
             for stream in Set(s.localVectors.keys).union(p.vectors.keys) {
