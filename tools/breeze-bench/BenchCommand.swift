@@ -34,7 +34,7 @@ enum BenchCommand {
           D device sessions (default 1000; one process, one loop) against a `breeze node` holding a city of S sensors
           (2000) with M minutes of readings (60): connect and catch-up time, memory per session and CPU when idle,
           commit-to-device latency and CPU per reading at a city's rate and multiples, the CPU of readings no device
-          wants (K sensors far away, default 100), recovery after a restart; --servers K: K nodes meshed, devices
+          wants (K sensors nobody subscribes to, default 2,000), recovery after a restart; --servers K: K nodes meshed, devices
           spread over them, the feed on the first, the last killed (failover)
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
