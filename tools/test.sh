@@ -17,6 +17,20 @@ set -e
 if [[ $status -ne 0 ]]; then
   echo "==> FAILED (exit $status); failing tests:"
   grep -E '✘' .build/test-output.txt | head -50 || true
+  # A crash (a trap, a signal) ends the run without a ✘ line: name the tests that started and never ended.
+  python3 - .build/test-output.txt <<'PY' || true
+import re, sys
+started, ended = [], set()
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"◇ Test (.+?) started\.", line)
+    if m: started.append(m.group(1))
+    m = re.match(r"[✔✘] Test (.+?) (passed|failed|recorded)", line)
+    if m: ended.add(m.group(1))
+running = [t for t in started if t not in ended]
+if running:
+    print("==> tests that started and did not end (running when the process stopped):")
+    for t in running[-20:]: print("   ", t)
+PY
 fi
 # Fault tier, fuzzing (issue 7, scenario 6): every libFuzzer target to 10,000,000 inputs, at most
 # BREEZE_FUZZ_TIME seconds each (default 30 here, so the whole CI tier stays well under 30 minutes on 2 cores),

@@ -256,14 +256,14 @@ extension Replica {
     /// try replica.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: now, value: 104, unit: "mg/dL"))
     /// ```
     ///
-    /// - Throws: `BreezeError.invalidArgument` for an empty reading type or unit, or a value that is not finite.
+    /// - Throws: `BreezeError.invalidArgument` for an empty reading type or unit, or a value outside what the
+    ///   unit can measure (`Validation.biomarkerValue`: 0 to 1,000 mg/dL, 60 mmol/L, 100 %, ...; below 1e6 for
+    ///   any other unit), as targets are range-checked.
     @discardableResult
     public func logBiomarkerReading(_ reading: BiomarkerReading, user: String? = nil) throws(BreezeError) -> Event {
         try Validation.text(reading.readingType, what: "reading type")
         try Validation.text(reading.unit, what: "unit")
-        guard reading.value.isFinite else {
-            throw BreezeError(.invalidArgument, "reading of '\(reading.readingType)': value \(reading.value) is not a finite number")
-        }
+        try Validation.biomarkerValue(reading.value, unit: reading.unit, what: "reading of '\(reading.readingType)'")
         let u = try resolve(user)
         return try commit([(.health(u), .biomarkerReading(reading))])[0]
     }

@@ -29,8 +29,9 @@ extension Replica {
             throw BreezeError(.invalidArgument, "sync needs an address to listen on, peers or servers to dial, or both")
         }
         for address in options.peers + options.servers { try SyncOptions.checkAddress(address) }
+        let held = try? withLog { log in try log.certificateText() }
         let credentials = try options.credentials(db: path, replica: id,
-                                                  nowMillis: self.options.wallClock?() ?? SystemClock.nowMillis())
+                                                  nowMillis: self.options.wallClock?() ?? SystemClock.nowMillis(), held: held ?? nil)
         var config = NodeConfig(dbPath: path, listen: options.listen, credentials: credentials)
         config.peers = options.peers
         config.servers = options.servers
@@ -43,6 +44,7 @@ extension Replica {
         let observers = self.observers, hub = syncStatus
         config.onCommit = { _ in observers.notify() }
         config.onStatus = { hub.update(SyncStatus($0)) }
+        config.onCertificate = options.onCertificateRenewed
         try lock.withLock { () throws(BreezeError) in
             guard node == nil else { throw BreezeError(.sync, "\(path): sync is already running; stop it first") }
             do { node = try NodeHandle.start(config) } catch {

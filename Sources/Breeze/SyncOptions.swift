@@ -43,6 +43,10 @@ public struct SyncOptions: Sendable {
     var pollMillis: UInt64?
     /// Counters the node keeps for operators (`breeze node --metrics` serves them); nil keeps none.
     public var metrics: NodeMetrics?
+    /// Called with a renewed certificate chain (its text form, as `breeze enrol` writes it) once the node
+    /// installed it: the node asks its authority for one before the certificate expires (`Protocol/sync.md`
+    /// 4.11), and the database keeps it too, so a restart with the old chain uses the newer one.
+    public var onCertificateRenewed: (@Sendable (_ chainText: String) -> Void)?
 
     /// Options for a node holding `certificateChain`, trusting `authority`.
     ///
@@ -99,14 +103,21 @@ public struct SyncOptions: Sendable {
 
     /// The credentials these options name, for the replica whose database is `db`: its device key, the chain
     /// (which must certify that key) and the authority, checked together now.
-    func credentials(db: String, replica: ReplicaID, nowMillis: UInt64) throws(BreezeError) -> SyncCredentials {
+    /// The credentials to sync with: the key beside `db` and the chain given, or the newer one the database
+    /// holds for the same key (a renewal the node installed since: `Protocol/sync.md` 4.11), which may be the
+    /// only one still valid.
+    func credentials(db: String, replica: ReplicaID, nowMillis: UInt64, held: String? = nil) throws(BreezeError) -> SyncCredentials {
         let key: Ed25519.KeyPair
         do { key = try KeyFile.deviceKey(forDatabase: db, replica: replica, create: true) } catch {
             throw BreezeError(.invalidArgument, error.description, underlying: error)
         }
-        let chain: [Certificate]
+        var chain: [Certificate]
         do { chain = try CertificateChain.parse(text: certificateChain) } catch {
             throw BreezeError(.invalidArgument, "certificate: \(error.description)", underlying: error)
+        }
+        if let held, let newer = try? CertificateChain.parse(text: held), let n = newer.first, let c = chain.first,
+           n.key == c.key, n.replica == c.replica, n.scope == c.scope, n.notAfter > c.notAfter {
+            chain = newer
         }
         let authorityKey = try SyncOptions.publicKey(hexText: authority, what: "authority")
         let credentials: SyncCredentials

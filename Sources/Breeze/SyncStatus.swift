@@ -17,6 +17,9 @@ public struct SyncStatus: Equatable, Sendable {
     public var peers: [Peer]
     /// Devices (dialled in, `user:` scope) connected now.
     public var devicesConnected = 0
+    /// When this replica's certificate expires (milliseconds since 1970), once the node runs: the node asks for
+    /// a new one a month ahead (a third of its lifetime for a short one) and this moves when it installed it.
+    public var certificateNotAfter: UInt64?
 
     /// Not running, no peers.
     public static let stopped = SyncStatus(running: false, listenAddress: nil, peers: [])
@@ -65,6 +68,7 @@ public struct SyncStatus: Equatable, Sendable {
         running = s.running
         listenAddress = s.listenAddress
         devicesConnected = s.inboundDevices
+        certificateNotAfter = s.certificateNotAfter
         peers = s.peers.map { p in
             var lag: [StreamID: Lag] = [:]
             for stream in Set(s.localVectors.keys).union(p.vectors.keys) {

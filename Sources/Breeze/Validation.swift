@@ -31,6 +31,23 @@ enum Validation {
 }
 
 extension Validation {
+    /// The largest value a hand-entered biomarker reading may have in each unit it is commonly given in
+    /// (a glucose meter reads up to about 600 mg/dL, 33 mmol/L; a percentage is at most 100; blood pressure
+    /// and heart rate stay far below these): a value beyond is a typing slip, not a measurement.
+    static let biomarkerMaxima: [String: Double] = [
+        "mg/dl": 1_000, "mmol/l": 60, "%": 100, "bpm": 300, "mmhg": 350, "kg": 700, "lb": 1_500, "°c": 50, "°f": 122,
+    ]
+
+    /// A biomarker reading's value: a finite number from 0 to the unit's maximum (`biomarkerMaxima`), or below
+    /// 1e6 in a unit not listed.
+    static func biomarkerValue(_ v: Double, unit: String, what: String) throws(BreezeError) {
+        guard v.isFinite else { throw BreezeError(.invalidArgument, "\(what): value \(v) is not a finite number") }
+        let max = biomarkerMaxima[unit.lowercased()]
+        guard v >= 0, max.map({ v <= $0 }) ?? (v < 1e6) else {
+            throw BreezeError(.invalidArgument, "\(what): value \(v) \(unit) is outside 0...\(max.map { "\($0)" } ?? "1e6") (a finite measurement in that unit)")
+        }
+    }
+
     /// A short text: 1-128 characters, no control characters.
     static func text(_ s: String, what: String) throws(BreezeError) {
         guard !s.isEmpty, s.utf8.count <= 128, !s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {

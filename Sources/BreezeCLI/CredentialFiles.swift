@@ -47,6 +47,18 @@ public enum CredentialFiles {
         }
     }
 
+    /// Replaces `path` with `text` atomically (a file beside it, synced, then renamed over it), mode 0644 (a
+    /// certificate chain is public).
+    public static func replace(_ path: String, _ text: String, option: String) throws(CLIError) {
+        let partial = path + ".partial"
+        unlink(partial)
+        try writeNew(partial, text, option: option)
+        guard rename(partial, path) == 0 else {
+            unlink(partial)
+            throw .failure("\(option) \(path): cannot replace (\(String(cString: strerror(errno))))")
+        }
+    }
+
     /// The authority public key file's text.
     public static func authorityText(_ key: [UInt8]) -> String {
         "# Breeze authority public key: give it to every replica that trusts this authority (breeze node --authority)\n\(Digest.hex(key))\n"

@@ -12,10 +12,12 @@ import Foundation
 /// `id`, `stream`, `hlc`, `type`, `version` and `payload` (base64 of the exact payload bytes) determine the
 /// canonical encoding (`Event.init`); `hash` is checked against it on import. `seq` (the exporter's local
 /// order), `time` and `body` (the payload decoded, for people reading the file) are informational and ignored
-/// on import.
+/// on import. An event of a user's streams whose origin signature the exporter holds carries it in
+/// `signature` (`{"chain":["<hex certificate>",...],"value":"<hex>"}`, `Protocol/sync.md` 6.9), so an import
+/// can check who made it.
 enum EventLine {
-    static func encode(_ e: Event, seq: Int64) -> String {
-        JSONValue.object([
+    static func encode(_ e: Event, seq: Int64, signature: OriginSignature? = nil) -> String {
+        var fields: [(String, JSONValue)] = [
             ("seq", .int(seq)),
             ("id", .string(e.id.description)),
             ("stream", .string(e.stream.description)),
@@ -26,7 +28,29 @@ enum EventLine {
             ("payload", .string(Data(e.payload).base64EncodedString())),
             ("hash", .string(e.hashHex)),
             ("body", (try? e.body().json) ?? .null),
-        ]).text
+        ]
+        if let signature {
+            fields.append(("signature", .object([("chain", .array(signature.chain.map { .string(Digest.hex($0)) })),
+                                                 ("value", .string(Digest.hex(signature.signature)))])))
+        }
+        return JSONValue.object(fields).text
+    }
+
+    /// The event of one line and the origin signature it carries, if any.
+    static func decodeSigned(_ line: Substring) throws(LineError) -> (event: Event, signature: OriginSignature?) {
+        let e = try decode(line)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let sig = object["signature"] else { return (e, nil) }
+        guard let o = sig as? [String: Any], let chain = o["chain"] as? [String], let value = o["value"] as? String,
+              !chain.isEmpty, chain.count <= 4, let bytes = Digest.bytes(hex: value) else {
+            throw LineError("field 'signature' is not {\"chain\": [hex, ...], \"value\": hex}")
+        }
+        var certs: [[UInt8]] = []
+        for c in chain {
+            guard let b = Digest.bytes(hex: c) else { throw LineError("field 'signature': a certificate is not hexadecimal") }
+            certs.append(b)
+        }
+        return (e, OriginSignature(chain: certs, signature: bytes))
     }
 
     /// Rebuilds the event of one line; the error says which field is wrong and why.

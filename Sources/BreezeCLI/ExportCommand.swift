@@ -23,8 +23,11 @@ enum ExportCommand {
         var file: UnsafeMutablePointer<FILE>?
         let partial = out.map { $0 + ".partial" }
         if let partial {
-            guard let f = fopen(partial, "w") else {
-                throw .failure("--out \(out!): cannot write \(partial) (\(String(cString: strerror(errno))))")
+            // Users' data: readable by this user only (0600, whatever the umask), as every copy Breeze writes.
+            let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            guard fd >= 0, fchmod(fd, 0o600) == 0, let f = fdopen(fd, "w") else {
+                let why = String(cString: strerror(errno))
+                throw .failure("--out \(out!): cannot write \(partial) (\(why))")
             }
             file = f
         }
@@ -40,7 +43,7 @@ enum ExportCommand {
                     let e = entry.event
                     let key = "\(e.stream) \(e.id.origin)"
                     if seen.insert(key).inserted && e.id.counter > 1 { startsLate.insert(key) }
-                    let line = EventLine.encode(e, seq: entry.seq)
+                    let line = EventLine.encode(e, seq: entry.seq, signature: OriginSignature.isSigned(e.stream) ? try log.signature(of: e) : nil)
                     if let file {
                         guard fputs(line + "\n", file) >= 0 else {
                             throw CLIError.failure("--out \(out!): write failed (\(String(cString: strerror(errno))))")

@@ -10,6 +10,9 @@ enum ImportCommand {
         """
         usage: breeze import FORMAT FILE... [--sensor ID] [--at LAT,LON] [--unit celsius|fahrenheit] [--station ID]
                              [--utc-offset +HH:MM] [--user ID] [--db PATH] [--json]
+               breeze import jsonl FILE... [--authority FILE] [--trust-unsigned]
+          a user's events under another replica's origin are taken with their origin's signature, checked
+          against the cluster authority (--authority), or on the file's word (--trust-unsigned)
         formats:
         """ + Importers.all.map { "\n  \(pad($0.format, 18))\($0.summary)" }.joined()
             + "\n  \(pad(JSONLImport.format, 18))\(JSONLImport.summary)"
@@ -25,14 +28,26 @@ enum ImportCommand {
     }
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["sensor", "at", "unit", "station", "utc-offset"], usage: usage)
+        let a = try Arguments(args, valued: ["sensor", "at", "unit", "station", "utc-offset", "authority"], flags: ["trust-unsigned"], usage: usage)
         guard let format = a.positionals.first else { throw .usage("missing FORMAT", usage) }
         if format == JSONLImport.format {
             // Events, not facts: they bypass the importers and `appendFacts` and take the remote-ingest path.
-            guard a.options.isEmpty else { throw .usage("import jsonl takes no --\(a.options.keys.sorted()[0]) (the events carry their own)", usage) }
+            if let bad = a.options.keys.sorted().first(where: { $0 != "authority" && $0 != "trust-unsigned" }) {
+                throw .usage("import jsonl takes no --\(bad) (the events carry their own)", usage)
+            }
             let files = Array(a.positionals.dropFirst())
             guard !files.isEmpty else { throw .usage("missing FILE", usage) }
-            return try JSONLImport.run(files, ctx)
+            var trust = JSONLImport.Trust()
+            trust.unsigned = a.options["trust-unsigned"] != nil
+            if let file = a.options["authority"] {
+                do { trust.authority = try SyncOptions.publicKey(hexText: try CredentialFiles.readText(file, option: "--authority"), what: "--authority \(file)") } catch let e as CLIError { throw e } catch {
+                    throw .failure("\(error)")
+                }
+            }
+            return try JSONLImport.run(files, trust: trust, ctx)
+        }
+        guard a.options["authority"] == nil && a.options["trust-unsigned"] == nil else {
+            throw .usage("--authority and --trust-unsigned are for import jsonl", usage)
         }
         guard Importers.named(format) != nil else {
             throw .usage("unknown format '\(format)'; formats: \((Importers.all.map { $0.format } + [JSONLImport.format]).joined(separator: ", "))", usage)

@@ -2,6 +2,7 @@ import Breeze
 import BreezeCore
 import BreezeImport
 import BreezeStore
+import BreezeSync
 
 /// `breeze import jsonl FILE...`: events written by `breeze export`, stored through the log's remote-ingest
 /// path (`EventLog.ingest`), as if a peer had sent them. This is not a fact importer: ids, timestamps and
@@ -12,7 +13,21 @@ import BreezeStore
 /// already holds); otherwise the file is refused, naming file:line and the reason. Then events already held
 /// are duplicates (no-ops), and an event whose id is held with different content is a conflict: refused,
 /// recorded in `conflicts` with its file:line, and reported (exit 1).
+///
+/// What the file says is taken only as far as it can be checked (the same rules as sync, `Protocol/sync.md`
+/// 6.6 and 6.9): no event stamped more than a day ahead of this machine's clock (it would win every merge for
+/// good), and an event of a user's streams under another replica's origin only with its origin's signature,
+/// checked against the cluster authority given with `--authority FILE` at the event's time, or with
+/// `--trust-unsigned`, which takes such events as the file says (a file from a source you trust).
 enum JSONLImport {
+    /// What an import trusts.
+    struct Trust {
+        /// The cluster authority's public key, to check the origin signatures a file carries.
+        var authority: [UInt8]?
+        /// Take a user's events under other origins without a signature.
+        var unsigned = false
+    }
+
     static let format = "jsonl"
     static let summary = "events exported by `breeze export`, stored as from a peer (same ids and hashes)"
 
@@ -27,8 +42,8 @@ enum JSONLImport {
     static let batchSize = 5_000
     static let maxIssuesShown = 20
 
-    static func run(_ files: [String], _ ctx: Context) throws(CLIError) {
-        let reports: [FileReport] = try ctx.withLog { log in files.map { importFile($0, log, ctx) } }
+    static func run(_ files: [String], trust: Trust = Trust(), _ ctx: Context) throws(CLIError) {
+        let reports: [FileReport] = try ctx.withLog { log in files.map { importFile($0, log, trust: trust, ctx) } }
         if ctx.console.isTerminal { ctx.console.progress("") }
         for r in reports {
             if ctx.json {
@@ -60,7 +75,7 @@ enum JSONLImport {
     /// What the checking pass decided for each line; the storing pass parses again only what it stores.
     private enum Plan: UInt8 { case blank, store, held, conflict }
 
-    static func importFile(_ file: String, _ log: EventLog, _ ctx: Context) -> FileReport {
+    static func importFile(_ file: String, _ log: EventLog, trust: Trust = Trust(), _ ctx: Context) -> FileReport {
         var r = FileReport(file: file)
         let bytes: [UInt8]
         do throws(ImportError) { bytes = try Gzip.maybeInflate(try Replica.readFile(file), file: file) } catch {
@@ -78,11 +93,14 @@ enum JSONLImport {
             lines.append(lo..<hi)
             from = i + 1
         }
-        func decode(_ n: Int) throws(EventLine.LineError) -> Event? {
+        func decode(_ n: Int) throws(EventLine.LineError) -> (event: Event, signature: OriginSignature?)? {
             let line = bytes[lines[n]]
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
-            return try EventLine.decode(Substring(decoding: line, as: UTF8.self))
+            return try EventLine.decodeSigned(Substring(decoding: line, as: UTF8.self))
         }
+        var verifier = trust.authority.map { SignatureVerifier(authority: $0, revocations: nil) }
+        let limit = SystemClock.nowMillis() &+ HybridClock.deviceMaxAheadMillis
+        var untrusted = 0
         var plan = [Plan](repeating: .blank, count: lines.count)
         do {
             // 1. Every line rebuilds an event whose hash is the one on the line, and no event leaves a gap in
@@ -95,7 +113,29 @@ enum JSONLImport {
                 let e: Event
                 do {
                     guard let decoded = try decode(n) else { continue }
-                    e = decoded
+                    e = decoded.event
+                    // The checks sync applies to what a peer sends: a stamp at most a day ahead; a user's event
+                    // under another replica's origin signed by that origin (or taken on trust).
+                    if e.hlc.physicalMillis > limit {
+                        r.issues.append("\(file):\(n + 1): event \(e.id) of \(e.stream) is stamped \(ISOTime.format(millis: Int64(clamping: e.hlc.physicalMillis))), more than \(HybridClock.deviceMaxAheadMillis / 3_600_000) h ahead of this machine's clock: it would win every merge")
+                        untrusted += 1
+                        continue
+                    }
+                    if OriginSignature.isSigned(e.stream) && e.id.origin.replica != log.replica && !trust.unsigned {
+                        if let sig = decoded.signature, verifier != nil {
+                            if let why = verifier!.refusal(e, sig, nowMillis: SystemClock.nowMillis()) {
+                                r.issues.append("\(file):\(n + 1): \(why)")
+                                untrusted += 1
+                                continue
+                            }
+                        } else {
+                            r.issues.append("\(file):\(n + 1): event \(e.id) of \(e.stream) is another replica's (\(e.id.origin.replica)) "
+                                            + (decoded.signature == nil ? "and carries no origin signature" : "and its signature cannot be checked without the cluster authority")
+                                            + ": give --authority FILE to check the signatures the file carries, or --trust-unsigned to take the file's word")
+                            untrusted += 1
+                            continue
+                        }
+                    }
                 } catch {
                     r.issues.append("\(file):\(n + 1): \(error.description)")
                     bad += 1
@@ -126,6 +166,10 @@ enum JSONLImport {
                 r.refused = "\(bad) line(s) are not events exported by `breeze export`, or were altered"
                 return r
             }
+            if untrusted > 0 {
+                r.refused = "\(untrusted) event(s) cannot be taken as the file gives them (see above)"
+                return r
+            }
             if !r.issues.isEmpty {
                 r.refused = "its events would leave gaps in \(r.issues.count) origin(s)' counters (the log refuses gaps): "
                     + "import the earlier events first (an export without --since), then this file"
@@ -135,10 +179,12 @@ enum JSONLImport {
             // 2. Store through the remote-ingest path in batches, then conflicts one by one so each records its line.
             let toStore = plan.filter { $0 == .store }.count
             var batch: [Event] = []
+            var signatures: [Int: OriginSignature] = [:]
             var done = 0
             func flush() throws {
                 guard !batch.isEmpty else { return }
-                let report = try log.ingest(batch, source: file)
+                let report = try log.ingest(groups: [batch], source: file, signatures: [signatures])[0]
+                signatures = [:]
                 r.stored += report.inserted
                 r.duplicates += report.duplicates      // stored meanwhile by another process or a node
                 r.conflicts += report.conflicts
@@ -148,12 +194,15 @@ enum JSONLImport {
                 if ctx.console.isTerminal { ctx.console.progress("\(file): \(done)/\(toStore) events") }
             }
             for n in lines.indices where plan[n] == .store {
-                if let e = try decode(n) { batch.append(e) }
+                if let d = try decode(n) {
+                    if let sig = d.signature, verifier != nil, OriginSignature.isSigned(d.event.stream) { signatures[batch.count] = sig }
+                    batch.append(d.event)
+                }
                 if batch.count == batchSize { try flush() }
             }
             try flush()
             for n in lines.indices where plan[n] == .conflict {
-                guard let e = try decode(n) else { continue }
+                guard let e = try decode(n)?.event else { continue }
                 let report = try log.ingest([e], source: "\(file):\(n + 1)")
                 r.conflicts += report.conflicts
                 r.duplicates += report.duplicates

@@ -14,12 +14,21 @@ enum NodeCommand {
           --cert        this replica's certificate chain (`breeze enrol`); its scope is what the node syncs
           --authority   the cluster authority's public key (the .pub file of `breeze authority new`)
           --metrics HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics (peers, events per stream,
-                        lag per peer, commit latency, refused connections); e.g. 127.0.0.1:9464
+                        lag per peer, commit latency, refused connections); e.g. 127.0.0.1:9464; an address off
+                        loopback needs --metrics-allow-remote (no token: anyone who reaches it reads them)
+          --metrics-user-labels label users' streams one by one (default: summed as user:* and health:*)
           the device key is DB.key beside the database (mode 0600; `breeze init` or `breeze key show` makes it)
         """
 
+    /// True for `127.x.x.x:PORT`, `localhost:PORT` and `[::1]:PORT`.
+    static func isLoopback(_ address: String) -> Bool {
+        let host = address.lastIndex(of: ":").map { String(address[..<$0]) } ?? address
+        return host == "localhost" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics"], multi: ["peer", "server"], usage: usage)
+        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics"], flags: ["metrics-allow-remote", "metrics-user-labels"],
+                              multi: ["peer", "server"], usage: usage)
         _ = try a.expect([])
         guard let certFile = a.options["cert"] else { throw .usage("--cert FILE is required (`breeze enrol` makes it)", usage) }
         guard let authorityFile = a.options["authority"] else { throw .usage("--authority FILE is required (the cluster authority's public key)", usage) }
@@ -36,14 +45,26 @@ enum NodeCommand {
         options.servers = servers
         if ctx.userGiven { options.user = try ctx.userStream().userID }
         options.stopOnSignals = true
+        // A renewed certificate (`Protocol/sync.md` 4.11) replaces the --cert file, so the next start uses it.
+        let certPath = certFile
+        options.onCertificateRenewed = { text in
+            do { try CredentialFiles.replace(certPath, text, option: "--cert") } catch {
+                fputs("[\(ISOTime.format(millis: Int64(SystemClock.nowMillis())))] writing the renewed certificate to \(certPath) failed: \(error)\n", stderr)
+            }
+        }
         options.log = { line in
             fputs("[\(ISOTime.format(millis: Int64(SystemClock.nowMillis())))] \(line)\n", stderr)
+        }
+        if let m = a.options["metrics"], a.options["metrics-allow-remote"] == nil, !Self.isLoopback(m) {
+            throw .usage("--metrics \(m): not a loopback address; the metrics have no token, so anyone who reaches them reads them: add --metrics-allow-remote to serve them there", usage)
         }
         let metrics = a.options["metrics"].map { _ in NodeMetrics() }
         options.metrics = metrics
         try ctx.withReplica { replica in
             // The metrics port is bound before the node starts, so a port in use fails before any sync.
-            let server = try metrics.map { m throws(CLIError) in try NodeMetricsEndpoint.serve(m, listen: a.options["metrics"]!) }
+            let server = try metrics.map { m throws(CLIError) in
+                try NodeMetricsEndpoint.serve(m, listen: a.options["metrics"]!, userLabels: a.options["metrics-user-labels"] != nil)
+            }
             defer { server?.stop() }
             let status = try replica.startSync(options)
             if let address = status.listenAddress { ctx.console.out("listening on \(address)") }

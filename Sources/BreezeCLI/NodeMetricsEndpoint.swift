@@ -2,15 +2,17 @@ import BreezeNet
 import BreezeInspect
 
 /// `breeze node --metrics HOST:PORT`: the node's counters (`NodeMetrics`) in the Prometheus text format at
-/// `/metrics`, for the operators' monitoring to scrape. No token (scrapers do not carry one): bind it to
-/// loopback, or to an address only the monitoring reaches. Labels name streams (`user:<id>`) and peers.
+/// `/metrics`, for the operators' monitoring to scrape. No token (scrapers do not carry one): loopback unless
+/// `--metrics-allow-remote` (an address only the monitoring reaches). Labels name streams, users' streams summed
+/// as `user:*` and `health:*` unless `--metrics-user-labels` (a label naming a user tells who uses the app),
+/// and the cluster and dialled peers.
 enum NodeMetricsEndpoint {
     /// Serves `metrics` on `listen` until the server is stopped.
-    static func serve(_ metrics: NodeMetrics, listen: String) throws(CLIError) -> HTTPServer {
+    static func serve(_ metrics: NodeMetrics, listen: String, userLabels: Bool = false) throws(CLIError) -> HTTPServer {
         do {
             return try HTTPServer(listen: listen, token: nil) { request in
                 switch request.path {
-                case "/metrics": return .text(exposition(metrics.snapshot()), contentType: PrometheusText.contentType)
+                case "/metrics": return .text(exposition(metrics.snapshot(), userLabels: userLabels), contentType: PrometheusText.contentType)
                 case "/": return .text("breeze node metrics: see /metrics\n")
                 default: return .text("404 not found: the metrics are at /metrics\n", status: 404)
                 }
@@ -19,8 +21,18 @@ enum NodeMetricsEndpoint {
     }
 
     /// The snapshot as Prometheus text.
-    static func exposition(_ s: NodeMetrics.Snapshot) -> String {
+    static func exposition(_ s: NodeMetrics.Snapshot, userLabels: Bool = false) -> String {
         var p = PrometheusText()
+        /// A stream's label: a user's streams summed up as `user:*` / `health:*` unless asked.
+        func folded(_ values: [String: UInt64]) -> [String: UInt64] {
+            guard !userLabels else { return values }
+            var out: [String: UInt64] = [:]
+            for (k, n) in values {
+                let key = k.hasPrefix("user:") ? "user:*" : k.hasPrefix("health:") ? "health:*" : k
+                out[key, default: 0] += n
+            }
+            return out
+        }
         p.family("breeze_node_peers_connected", .gauge, help: "Peer sessions authenticated now.", [([], Double(s.peersConnected))])
         p.family("breeze_node_peer_lag_events", .gauge,
                  help: "Events this replica holds, in streams the peer wants, that the peer lacks: each cluster peer and each peer this node dials (devices are summed up below).",
@@ -32,20 +44,20 @@ enum NodeMetricsEndpoint {
         p.family("breeze_node_devices_lag_events", .gauge, help: "Events the connected devices lack of the streams they want, in all.",
                  [([], Double(s.devices.lagEvents))])
         for (name, values, help) in [
-            ("breeze_node_events_received_total", s.received, "Events received from peers, duplicates included, per stream."),
-            ("breeze_node_events_sent_total", s.sent, "Events sent to peers, per stream."),
-            ("breeze_node_events_stored_total", s.stored, "Events received from peers and newly stored, per stream."),
+            ("breeze_node_events_received_total", folded(s.received), "Events received from peers, duplicates included, per stream."),
+            ("breeze_node_events_sent_total", folded(s.sent), "Events sent to peers, per stream."),
+            ("breeze_node_events_stored_total", folded(s.stored), "Events received from peers and newly stored, per stream."),
         ] {
             p.family(name, .counter, help: help, values.keys.sorted().map { ([("stream", $0)], Double(values[$0]!)) })
         }
-        p.family("breeze_node_events_refused_total", .counter, help: "Received events not stored: already held, conflicting ids, gaps.",
+        p.family("breeze_node_events_refused_total", .counter, help: "Received events not stored: already held, conflicting ids, gaps, skipped (a signature that did not hold when the event was made, a stamp too far ahead, or after such an event of its origin).",
                  [([("reason", "duplicate")], Double(s.duplicates)), ([("reason", "conflict")], Double(s.conflicts)),
-                  ([("reason", "gap")], Double(s.gaps))])
+                  ([("reason", "gap")], Double(s.gaps)), ([("reason", "skipped")], Double(s.skipped))])
         p.histogram("breeze_node_commit_seconds", help: "Group commits of received events: the transaction and the WAL sync.",
                     bounds: NodeMetrics.commitBuckets, counts: s.commitBucketCounts, sum: s.commitSeconds)
         p.family("breeze_node_connections_refused_total", .counter,
-                 help: "Connections closed before they authenticated: handshake failed or timed out, or evicted (too many at once).",
-                 ["handshake", "evicted"].map { ([("reason", $0)], Double(s.refused[$0] ?? 0)) })
+                 help: "Connections closed before they authenticated (handshake failed or timed out, or evicted: too many at once), or right after (reconnects: a device beyond its budget of sessions a minute).",
+                 ["handshake", "evicted", "reconnects"].map { ([("reason", $0)], Double(s.refused[$0] ?? 0)) })
         p.family("breeze_node_start_time_seconds", .gauge, help: "When the node started, seconds since 1970.",
                  [([], Double(s.startedMillis / 1000))])
         return p.text

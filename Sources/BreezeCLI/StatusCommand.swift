@@ -1,6 +1,7 @@
 import Breeze
 import BreezeCore
 import BreezeStore
+import BreezeSync
 
 /// `breeze status`: what the node using this database knows of its peers, read from the database (so it
 /// works while the node runs, and after).
@@ -15,6 +16,9 @@ enum StatusCommand {
                     try log.interests(), try log.heldFactStreams(), try log.effectiveHorizonDays(),
                     try InterestResolver().subscription(log, user: ctx.user))
         }
+        // The certificate the node last used (`meta.certificate`), and a renewal asked for.
+        let (certText, renewal) = try ctx.withLog { log in (try log.certificateText(), try log.renewalRequested()) }
+        let certificate = certText.flatMap { try? CertificateChain.parse(text: $0).first }
         let running = node?.isRunning(now: now) ?? false
         if ctx.json {
             ctx.console.out(JSONValue.object([
@@ -22,6 +26,9 @@ enum StatusCommand {
                 ("node", node.map { n in .object([("running", .bool(running)), ("pid", .int(Int64(n.pid))),
                                                   ("listen", .string(n.listen)),
                                                   ("heartbeat", .string(ISOTime.format(millis: Int64(n.heartbeatMillis))))]) } ?? .null),
+                ("certificate", certificate.map { c in .object([
+                    ("subject", .string(c.subject)), ("notAfter", .string(ISOTime.format(millis: Int64(clamping: c.notAfter)))),
+                    ("renewalRequested", renewal.map { .string(ISOTime.format(millis: Int64(clamping: $0.atMillis))) } ?? .null)]) } ?? .null),
                 ("vectors", vectorsJSON(local)),
                 ("interests", .array(interests.map { .string($0.description) })),
                 ("subscribedStreams", streams.map { .int(Int64($0.count)) } ?? .null),
@@ -48,6 +55,12 @@ enum StatusCommand {
                           : "node    not running (last heartbeat \(ISOTime.format(millis: Int64(n.heartbeatMillis))))")
         } else {
             c.out("node    never ran on this database")
+        }
+        if let cert = certificate {
+            let left = cert.notAfter > now ? "\((cert.notAfter - now) / 86_400_000) days left" : "EXPIRED"
+            var line = "cert    \(cert.subject) valid until \(ISOTime.format(millis: Int64(clamping: cert.notAfter))) (\(left))"
+            if let r = renewal, r.notAfter == cert.notAfter { line += "; a new one asked for \(ISOTime.format(millis: Int64(clamping: r.atMillis)))" }
+            c.out(line)
         }
         for line in vectorLines(local) { c.out("local   " + line) }
         c.out(InterestCommand.summary(interests: interests, streams: streams, held: held))

@@ -22,6 +22,11 @@ public enum EventBody: Hashable, Sendable {
     /// A device notified the user of an alert (`key`: `AlertsScreen`'s key of a crossing or of a test alert),
     /// so the user's other devices do not notify again.
     case alertDelivered(key: String)
+    /// A device asks for a new certificate before its own expires (`device.renew`).
+    case renewalRequest(RenewalRequest)
+    /// An authority's new certificate chain for a device, device certificate first (`device.certificate`):
+    /// the answer to a `device.renew`, installed by that device's node.
+    case certificateIssued(chain: [[UInt8]])
     // public
     case sensorRegistered(SensorRegistration)
     case reading(Reading)
@@ -47,7 +52,7 @@ public enum EventBody: Hashable, Sendable {
         "favourite.add": 1, "favourite.remove": 1, "watch.add": 1, "watch.remove": 1, "alert.set": 1,
         "unit.set": 1, "source.enable": 1, "source.disable": 1, "source.correct": 1, "biomarker.target": 1,
         "alert.test": 1, "alert.delivered": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "pollen.forecast": 1, "temperature.daily": 1,
-        "biomarker.reading": 1, "device.revoke": 1,
+        "biomarker.reading": 1, "device.revoke": 1, "device.renew": 1, "device.certificate": 1,
     ]
 
     /// The type name.
@@ -65,6 +70,8 @@ public enum EventBody: Hashable, Sendable {
         case .biomarkerTarget: return "biomarker.target"
         case .testAlert: return "alert.test"
         case .alertDelivered: return "alert.delivered"
+        case .renewalRequest: return "device.renew"
+        case .certificateIssued: return "device.certificate"
         case .sensorRegistered: return "sensor.register"
         case .reading: return "reading"
         case .readingBlock: return "reading.block"
@@ -86,7 +93,7 @@ public enum EventBody: Hashable, Sendable {
         "sensor.register": .public,
         "reading": .sensorFacts, "reading.block": .sensorFacts, "pollen.forecast": .pollenFacts,
         "temperature.daily": .climateFacts, "biomarker.reading": .health,
-        "device.revoke": .public,
+        "device.revoke": .public, "device.renew": .user, "device.certificate": .user,
     ]
 
     /// True when an event of this type name may be in `stream`; unknown types may be anywhere (they are
@@ -130,6 +137,8 @@ public enum EventBody: Hashable, Sendable {
             w.string(t.readingType); w.f64(t.minReading); w.f64(t.maxReading); w.string(t.icon)
         case .testAlert(let s): w.optionalString(s)
         case .alertDelivered(let k): w.string(k)
+        case .renewalRequest(let r): r.encode(into: &w)
+        case .certificateIssued(let chain): w.array(chain) { w, c in w.blob(c) }
         case .sensorRegistered(let r):
             w.string(r.sensor); w.string(r.name); w.string(r.source); w.string(r.kind)
             w.optionalF64(r.latitude); w.optionalF64(r.longitude); w.optionalString(r.timeZone)
@@ -262,6 +271,13 @@ public enum EventBody: Hashable, Sendable {
             body = .biomarkerTarget(t)
         case "alert.test": body = .testAlert(sensor: try r.optionalString())
         case "alert.delivered": body = .alertDelivered(key: try r.string())
+        case "device.renew": body = .renewalRequest(try RenewalRequest.decode(&r))
+        case "device.certificate":
+            let chain = try r.array { (r: inout ByteReader) throws(DecodingError) in try r.blob() }
+            guard (1...4).contains(chain.count), chain.allSatisfy({ $0.count <= 4096 }) else {
+                throw DecodingError.malformed("device.certificate: a chain of \(chain.count) certificates")
+            }
+            body = .certificateIssued(chain: chain)
         case "sensor.register":
             body = .sensorRegistered(SensorRegistration(
                 sensor: try r.string(), name: try r.string(), source: try r.string(), kind: try r.string(),
@@ -331,6 +347,11 @@ public enum EventBody: Hashable, Sendable {
                             ("maxReading", .double(t.maxReading)), ("icon", .string(t.icon))])
         case .testAlert(let s): return .object([("sensor", .string(s))])
         case .alertDelivered(let k): return .object([("key", .string(k))])
+        case .renewalRequest(let r):
+            return .object([("key", .string(Digest.hex(r.key))), ("replica", .string(r.replica.description)),
+                            ("notAfter", .string(ISOTime.format(millis: Int64(clamping: r.notAfterMillis))))])
+        case .certificateIssued(let chain):
+            return .object([("chain", .array(chain.map { .string(Digest.hex($0)) }))])
         case .revocation(let r):
             return .object([("key", .string(Digest.hex(r.key))), ("replica", .string(r.replica.description)),
                             ("revokedAt", .string(ISOTime.format(millis: Int64(clamping: r.revokedAtMillis)))),

@@ -370,8 +370,8 @@ public final class DeviceSwarm: @unchecked Sendable {
                 if s.session != nil { perform(s, s.session!.sendVectors(local: s.held)) }
             case .ingest(let batch, let events, _):
                 store(s, batch: batch, events)
-            case .rescan:
-                break           // a device with nothing of its own to send
+            case .rescan, .skipped:
+                break           // a device with nothing of its own to send; skipped events are not stored
             case .resendVectors:
                 if s.session != nil { perform(s, s.session!.sendVectors(local: s.held)) }
             }

@@ -151,7 +151,7 @@ extension Node {
 
     @discardableResult
     func attach(_ conn: Connection, role: SyncSession.Role, address: String, dialer: Dialer?) -> Peer? {
-        var sc = SyncSession.Config(credentials: config.credentials)
+        var sc = SyncSession.Config(credentials: credentials)
         sc.batchEvents = config.batchEvents
         sc.window = config.window
         sc.wallClock = config.wallClock
@@ -159,6 +159,8 @@ extension Node {
         sc.aheadFloor = lookups.aheadFloor
         sc.storedSignature = lookups.signature
         sc.countsSentByStream = config.metrics != nil
+        sc.knownKey = lookups.knownKey
+        sc.heldVector = lookups.heldVector
         // Certificates are checked against the real clock (not `wallClock`, which tests shift).
         let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
         let id = nextPeerID
@@ -214,6 +216,14 @@ extension Node {
             case .refused(let actions): peer.held = []; perform(peer, actions); return
             }
             switch m {
+            case .events, .packed:
+                if peer.batchTurn == turn {
+                    peer.held = rest
+                    yielded[peer.id] = peer
+                    peer.conn.pauseReading()
+                    return
+                }
+                peer.batchTurn = turn
             case .ping, .pong, .vectors, .vectorsPart, .reset, .subscribe:
                 guard peer.budget.take(now: now()) else {
                     peer.held = rest
@@ -224,8 +234,9 @@ extension Node {
             default: break
             }
             rest = rest.dropFirst()
+            let taken = peer.session.subscriptionsTaken
             perform(peer, peer.session.receive(m))
-            if case .subscribe = m { resubscribed(peer) }
+            if peer.session.subscriptionsTaken != taken { resubscribed(peer) }
         }
         peer.held = []
         peer.conn.resumeReading()
@@ -266,6 +277,17 @@ extension Node {
                 peer.conn.decoder.stopsAfterHandshake = false
                 peer.readyMillis = now()
                 leaveHandshake(peer)
+                if let device = peer.session.peerCertificate {
+                    do { try log.recordReplicaKey(replica, key: device.key, atMillis: SystemClock.nowMillis()) } catch {
+                        config.log("recording the key of replica \(replica) failed: \(error)")
+                    }
+                }
+                if peer.isInboundDevice, let refusal = admitDevice(peer, replica) {
+                    config.log("peer \(peer.address): \(refusal)")
+                    config.metrics?.recordRefused(reason: "reconnects")
+                    perform(peer, peer.session.abort(.unexpected, refusal))
+                    return
+                }
                 perform(peer, peer.session.subscribe(subscription))
                 sendVectors(peer)
                 statusDirty.insert(peer.id)
@@ -277,6 +299,9 @@ extension Node {
                 checkRestored(peer)
             case .resendVectors:
                 sendVectors(peer)
+            case .skipped(let batch, let count, let reason):
+                config.log("peer \(peer.address): batch \(batch): \(count) events skipped, the rest stored: \(reason)")
+                config.metrics?.recordSkipped(count)
             }
         }
     }
@@ -286,9 +311,34 @@ extension Node {
         perform(peer, peer.session.sendVectors(local: fanout.router.vectors(for: grants)))
     }
 
+    /// A device's new session: at most one at a time (the newest wins: the one before is closed, a phone that
+    /// reconnects before its old connection timed out), and at most `deviceSessionsPerMinute` authentications a
+    /// minute, refilled one every 60 / that seconds (a device reconnecting in a loop costs its handshakes and
+    /// nothing more). Returns why it is refused, or nil.
+    func admitDevice(_ peer: Peer, _ replica: ReplicaID) -> String? {
+        let t = now()
+        var b = deviceBudgets[replica] ?? DeviceBudget(tokens: Double(config.deviceSessionsPerMinute), at: t)
+        b.tokens = min(Double(config.deviceSessionsPerMinute), b.tokens + Double(t - min(t, b.at)) * Double(config.deviceSessionsPerMinute) / 60_000)
+        b.at = t
+        guard b.tokens >= 1 else {
+            deviceBudgets[replica] = b
+            return "device \(replica) opened more than \(config.deviceSessionsPerMinute) sessions in a minute; refused until its budget refills"
+        }
+        b.tokens -= 1
+        deviceBudgets[replica] = b
+        if let old = deviceSessions[replica], old != peer.id, let o = peers[old] {
+            config.log("peer \(o.address): replaced by a newer session of device \(replica) (\(peer.address))")
+            perform(o, o.session.abort(.unexpected, "replaced by a newer session of the same device"))
+        }
+        deviceSessions[replica] = peer.id
+        return nil
+    }
+
     func closed(_ peer: Peer, _ reason: String) {
         peers.removeValue(forKey: peer.id)
+        if let r = peer.session.peerReplica, deviceSessions[r] == peer.id { deviceSessions[r] = nil }
         throttled.removeValue(forKey: peer.id)
+        yielded.removeValue(forKey: peer.id)
         fanout.remove(peer)
         removeFromSweep(peer)
         let wasHandshaking = handshakes.contains(peer.id)

@@ -12,6 +12,14 @@ extension Node {
         lastIOMillis = now()
         commitPending()
         guard !stopping else { return }
+        turn &+= 1
+        if !yielded.isEmpty {
+            // Each peer that had more than one batch this turn hands over its next now (`yielded`); reading
+            // its socket resumes once nothing is held.
+            let waiting = yielded
+            yielded = [:]
+            for (id, peer) in waiting where peers[id] != nil && throttled[id] == nil { deliver(peer, peer.held) }
+        }
         if routePending { route() }
         pump()
     }
@@ -40,6 +48,7 @@ extension Node {
             if inserted > 0 {
                 refreshRevocations()
                 refreshSubscription()
+                checkCertificate()
                 applyHorizon()
                 if !stopping {
                     route()
@@ -119,7 +128,7 @@ extension Node {
 
     /// Sessions behind the tail read for themselves, in turn, within a budget per turn of the loop.
     func pump() {
-        setIdle(fanout.pump(log) || routePending)
+        setIdle(fanout.pump(log) || routePending || !yielded.isEmpty)
     }
 
     /// `NodeHandle.wake()`: this process committed events (through another connection), so route now.
@@ -137,6 +146,7 @@ extension Node {
             lastDataVersion = v
             refreshRevocations()
             refreshSubscription()
+            checkCertificate()
             route()
             pump()
         }

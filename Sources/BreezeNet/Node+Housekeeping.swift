@@ -79,8 +79,14 @@ extension Node {
             case .none:
                 break
             }
-            // Gaps refused too soon after the last vectors: their resync is due now.
+            // Gaps refused too soon after the last vectors: their resync is due now; a subscription that came
+            // too soon after the last is taken now.
             perform(peer, peer.session.resyncIfDue())
+            if peer.session.holdsSubscription {
+                let taken = peer.session.subscriptionsTaken
+                perform(peer, peer.session.subscriptionIfDue())
+                if peer.session.subscriptionsTaken != taken { resubscribed(peer) }
+            }
             // A session parked for room on its socket gets it back here (acknowledgements unpark at once).
             if peer.parked && fanout.unpark(peer) { setIdle(true) }
             if peer.session.state == .ready, KeepAlive.elapsed(from: peer.statusWrittenMillis, to: t) >= statusRefresh(peer) { statusDirty.insert(peer.id) }
@@ -108,6 +114,12 @@ extension Node {
         if KeepAlive.elapsed(from: lastHorizonMillis, to: t) >= 60_000 {
             lastHorizonMillis = t
             applyHorizon()
+            checkCertificate()
+        }
+        if deviceBudgets.count > 1024 && t - lastBudgetSweepMillis >= 60_000 {
+            // Devices whose budget has refilled need no entry (a full budget is the default).
+            lastBudgetSweepMillis = t
+            deviceBudgets = deviceBudgets.filter { t - min(t, $0.value.at) < 60_000 }
         }
         if evictedSinceLog > 0 {
             config.log("\(evictedSinceLog) connections still authenticating dropped (at most \(config.maxUnauthenticated) at once; the oldest go first)")
@@ -208,8 +220,10 @@ extension Node {
             list.append(status(of: peer, connected: !stopped))
         }
         for d in dialers where d.peer == nil { list.append(status(of: d)) }
-        onStatus(NodeStatus(listenAddress: listenAddress, running: !stopped, peers: list, localVectors: fanout.router.heads,
-                            inboundDevices: devices))
+        var status = NodeStatus(listenAddress: listenAddress, running: !stopped, peers: list, localVectors: fanout.router.heads,
+                                inboundDevices: devices)
+        status.certificateNotAfter = credentials.chain[0].notAfter
+        onStatus(status)
     }
 
     /// The metrics' view of the peers: each cluster and dialled peer with its lag, and the devices summed up

@@ -29,6 +29,7 @@ extension Node {
                 config.log("revocation of key \(CertificateChain.fingerprint(r.key)) (seq \(seq)) not enforced: \(why)")
             } else if revocations.add(r) {
                 added = true
+                lookups.revokedKeys.insert(r.key)
                 config.log("revocation of key \(CertificateChain.fingerprint(r.key)) (replica \(r.replica)) enforced from now")
             }
         }
@@ -48,7 +49,7 @@ extension Node {
     /// registrations are read only when new ones arrived.
     func refreshSubscription() {
         let user: String?
-        if case .user(let id) = config.credentials.scope { user = id } else { user = nil }
+        if case .user(let id) = credentials.scope { user = id } else { user = nil }
         let next: Set<StreamID>?
         do { next = try interests.subscription(log, user: user) } catch {
             config.log("resolving this replica's interests failed: \(error)")
@@ -98,7 +99,7 @@ extension Node {
     /// minute as the cutoff moves. Nothing without a horizon (a server keeps everything unless told).
     func applyHorizon() {
         // A cluster replica keeps everything: one with gaps could not give a new peer what it lacks.
-        guard config.credentials.scope != .cluster else {
+        guard credentials.scope != .cluster else {
             if !horizonRefusalLogged, (try? log.horizonSetting()).flatMap({ $0 }).map({ $0 > 0 }) == true {
                 horizonRefusalLogged = true
                 config.log("horizon: not applied on a cluster replica (it keeps every reading for its peers); set it on devices")

@@ -22,6 +22,11 @@ import BreezeCrypto
 /// Everything here runs on the loop thread; `NodeHandle` is the only object other threads touch.
 final class Node {
     let config: NodeConfig
+    /// This replica's key, chain and trusted authority: `config.credentials` until a renewed certificate is
+    /// installed (`Node+Certificates.swift`); each new session takes the current one.
+    var credentials: SyncCredentials
+    /// Where the last look for issued certificates ended (log position).
+    var certificateSeq: Int64 = 0
     /// A dialled session that stays up this long resets its dialler's backoff (`closed`).
     static let lastingSessionMillis: UInt64 = 5_000
     let loop: UnsafeMutablePointer<uv_loop_t>
@@ -77,8 +82,19 @@ final class Node {
     /// Peers visited by the housekeeping sweep, a slice per tick (`Node+Housekeeping.swift`).
     var sweepList: [Peer] = []
     var sweepNext = 0
+    /// Each device's current session (the newest: `admitDevice`), and its budget of authentications.
+    var deviceSessions: [ReplicaID: Int] = [:]
+    var deviceBudgets: [ReplicaID: DeviceBudget] = [:]
+    struct DeviceBudget { var tokens: Double; var at: UInt64 }
+    var lastBudgetSweepMillis: UInt64 = 0
     /// Peers held back by their control budget (only these are looked at every tick).
     var throttled: [Int: Peer] = [:]
+    /// Fairness between peers: each hands over at most one batch of events per turn of the loop; one with more
+    /// waits here (its socket not read) until the next turn (`afterPoll`), so a device flooding batches costs
+    /// every other peer, and every handshake, one batch of its work per turn, not all it managed to send.
+    var yielded: [Int: Peer] = [:]
+    /// The turn of the loop (counted in `afterPoll`).
+    var turn: UInt64 = 0
     /// When the loop last finished polling for I/O: a timeout is never judged on a clock that ran while the
     /// node itself kept the loop busy (the peer's answer may be waiting unread in its socket).
     var lastIOMillis: UInt64 = 0
@@ -119,6 +135,8 @@ final class Node {
         /// Messages decoded but not yet handled because the budget ran out; the socket is not read while
         /// any are held, so a flooding peer's sends block in its own kernel buffers.
         var held: ArraySlice<Message> = []
+        /// The loop turn in which this peer last handed over a batch of events (`Node.yielded`).
+        var batchTurn: UInt64 = .max
         /// Every routed row up to the router's tail was offered to it: it takes its events from the tail.
         var live = false
         /// Has something to read for itself (`Fanout`), and whether it waits for acknowledgements or room.
@@ -150,6 +168,7 @@ final class Node {
 
     init(config: NodeConfig, loop: UnsafeMutablePointer<uv_loop_t>) throws {
         self.config = config
+        self.credentials = config.credentials
         self.loop = loop
         var o = EventLog.Options()
         o.durability = config.durability
@@ -169,6 +188,7 @@ final class Node {
         }
         fanout = Fanout(router: Router(tail: start.tail, heads: start.heads), routeRowsPerTurn: config.routeRowsPerTurn,
                         catchUpReadsPerTurn: config.catchUpReadsPerTurn)
+        lookups.fanout = fanout
         handshakes = HandshakeQueue(limit: config.maxUnauthenticated, silentGraceMillis: config.silentHandshakeGraceMillis,
                                     evictAfterMillis: config.handshakeEvictAfterMillis)
         startedMillis = SystemClock.nowMillis()
@@ -184,11 +204,16 @@ final class Node {
         uv_timer_init(loop, tick); tick.pointee.data = me
         handles = [raw(check), raw(idle), raw(poll), raw(tick)]
         Node.raiseFileLimit(log: config.log)
+        Node.warnIfReadableByOthers(config.dbPath, log: config.log)
         let say = config.log, metrics = config.metrics
         fanout.onError = { say($0) }
         if let metrics { fanout.onSent = { metrics.recordSent($0.session.takeSentCounts()) } }
         refreshRevocations()
         refreshSubscription()
+        do { try log.setCertificateText(CertificateChain.text(config.credentials.chain)) } catch {
+            config.log("recording this replica's certificate failed: \(error)")
+        }
+        checkCertificate()
         lastIOMillis = now()
         uv_check_start(check) { h in Node.from(h).afterPoll() }
         uv_timer_start(poll, { h in Node.from(h).pollDatabase() }, config.pollMillis, config.pollMillis)
@@ -235,6 +260,15 @@ final class Node {
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &l) != 0 {
             log("open-file limit stays at \(old) (raising it to \(l.rlim_max) failed): at most about that many peers")
         }
+    }
+
+    /// A database others on the machine can read holds every user's data for them to copy: the node says so
+    /// at start (a new database is made 0600; an older one, or one copied with another mode, may not be).
+    static func warnIfReadableByOthers(_ path: String, log: (String) -> Void) {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & 0o077 != 0 else { return }
+        let mode = String(st.st_mode & 0o777, radix: 8)
+        log("warning: \(path) is readable by other users of this machine (mode \(mode)); it holds users' data: chmod 600 \(path) \(path)-wal \(path)-shm")
     }
 
     /// Keeps the loop spinning (an active idle handle makes poll return at once) while there is more to do.

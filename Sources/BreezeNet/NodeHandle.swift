@@ -68,6 +68,10 @@ public struct NodeConfig: Sendable {
     /// Most log reads (a page, or a stream read by stream) for sessions catching up in one turn of the loop,
     /// shared in turn among them, so a crowd catching up does not keep the loop from its sockets.
     public var catchUpReadsPerTurn = 256
+    /// Most authentications a device (an inbound session of `user:` scope) may make in a minute: a budget of
+    /// this many, refilled at this rate; beyond, its session is closed right after its handshake. A device has
+    /// one session at a time (the newest wins).
+    public var deviceSessionsPerMinute = 12
     /// `onStatus` lists devices connected to this node while there are at most this many; beyond, it counts
     /// them (`NodeStatus.inboundDevices`): a server's thousands of devices are for the metrics, not a list.
     public var statusListsDevices = 64
@@ -81,6 +85,9 @@ public struct NodeConfig: Sendable {
     /// Called on the loop thread each time the node writes its status (every second, and soon after a peer
     /// connects or disconnects), and once when it stops.
     public var onStatus: (@Sendable (NodeStatus) -> Void)?
+    /// Called on the loop thread with a renewed certificate chain (its text form) once the node installed it
+    /// (`Protocol/sync.md` 4.11): `breeze node` rewrites its `--cert` file with it.
+    public var onCertificate: (@Sendable (_ chainText: String) -> Void)?
     /// Counters for operators (`breeze node --metrics`), updated by the loop thread; nil collects none.
     public var metrics: NodeMetrics?
 

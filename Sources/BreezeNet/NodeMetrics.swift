@@ -65,8 +65,11 @@ public final class NodeMetrics: @unchecked Sendable {
         public var commitSeconds: Double = 0
         public var commits: UInt64 = 0
         /// Connections closed before they authenticated, by reason: `handshake` (failed or timed out) or
-        /// `evicted` (too many at once authenticating).
+        /// `evicted` (too many at once authenticating); and `reconnects`: a device's sessions beyond its budget.
         public var refused: [String: UInt64] = [:]
+        /// Received events skipped (their origin signature did not hold when they were made, stamped too far
+        /// ahead, or after such an event of their origin), the rest of their batch stored.
+        public var skipped: UInt64 = 0
         /// When the node started, milliseconds since 1970.
         public var startedMillis: UInt64 = 0
     }
@@ -125,6 +128,11 @@ public final class NodeMetrics: @unchecked Sendable {
     func recordSent(_ counts: [StreamID: Int]) {
         guard !counts.isEmpty else { return }
         update { s in for (k, n) in counts { s.sent[k.description, default: 0] += UInt64(n) } }
+    }
+
+    /// Received events skipped (`SyncSession.Action.skipped`).
+    func recordSkipped(_ n: Int) {
+        update { $0.skipped += UInt64(n) }
     }
 
     /// A connection closed before it authenticated.

@@ -14,6 +14,8 @@ public struct NodeStatus: Sendable, Equatable {
     public var peers: [PeerStatus]
     /// Devices (inbound sessions of `user:` scope) connected now.
     public var inboundDevices: Int
+    /// When this replica's certificate (the one new sessions use) expires, milliseconds since 1970.
+    public var certificateNotAfter: UInt64?
     /// What this replica holds, per stream.
     public var localVectors: [StreamID: VersionVector]
 

@@ -10,8 +10,27 @@ import BreezeStore
 /// only from `SyncSession`'s inputs (`receive`, `offer`), which the node runs on its loop thread, the only thread that uses the log.
 final class SessionLookups: @unchecked Sendable {
     private let log: EventLog
+    /// The node's fan-out, for what the log holds of a stream (its router's heads, in memory).
+    weak var fanout: Fanout<Node.Peer>?
+    /// Keys revoked by revocations the node enforces (`Node.refreshRevocations`): a replica whose bound key was
+    /// revoked may be enrolled again with another.
+    var revokedKeys = Set<[UInt8]>()
 
     init(log: EventLog) { self.log = log }
+
+    /// The key `replica` is bound to here (the first seen, unless revoked since), for
+    /// `SyncSession.Config.knownKey`.
+    var knownKey: @Sendable (ReplicaID) -> [UInt8]? {
+        { [self] replica in
+            guard let key = (try? log.replicaKey(replica)) ?? nil, !revokedKeys.contains(key) else { return nil }
+            return key
+        }
+    }
+
+    /// The vector this node holds of a stream, for `SyncSession.Config.heldVector`.
+    var heldVector: @Sendable (StreamID) -> VersionVector? {
+        { [self] stream in fanout?.router.heads[stream] }
+    }
 
     /// The floor of `stream`, or `.zero` when it holds no flagged event or cannot be read (the bound then
     /// applies as is).

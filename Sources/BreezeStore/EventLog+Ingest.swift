@@ -238,7 +238,27 @@ extension EventLog {
         return try q.first { Array($0.blob(0).suffix(Event.hashLength)) }
     }
 
+    /// Most conflicts recorded in full per (stream, origin); beyond, they are counted only
+    /// (`conflict_origins.counted`), so a peer re-sending its ids with other content cannot grow the database.
+    public static let maxConflictsPerOrigin: Int64 = 4
+
     private func recordConflict(_ e: Event, storedHash: [UInt8], source: String?, wall: UInt64) throws {
+        let kept = try db.cached("SELECT kept FROM conflict_origins WHERE stream = ? AND origin = ? AND epoch = ?")
+        try kept.bind(1, e.stream.description)
+        try kept.bind(2, Int64(bitPattern: e.id.origin.replica.rawValue))
+        try kept.bind(3, Int64(e.id.origin.epoch))
+        let n = try kept.first { $0.int(0) } ?? 0
+        let count = try db.cached("""
+            INSERT INTO conflict_origins(stream, origin, epoch, kept, counted) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(stream, origin, epoch) DO UPDATE SET kept = excluded.kept, counted = counted + excluded.counted
+            """)
+        try count.bind(1, e.stream.description)
+        try count.bind(2, Int64(bitPattern: e.id.origin.replica.rawValue))
+        try count.bind(3, Int64(e.id.origin.epoch))
+        try count.bind(4, min(n + 1, Self.maxConflictsPerOrigin))
+        try count.bind(5, Int64(n < Self.maxConflictsPerOrigin ? 0 : 1))
+        try count.run()
+        guard n < Self.maxConflictsPerOrigin else { return }
         let s = try db.cached("""
             INSERT INTO conflicts(stream, event_id, stored_hash, offered, source, received_ms)
             VALUES (?, ?, ?, ?, ?, ?)

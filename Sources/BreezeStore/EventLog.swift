@@ -1,5 +1,6 @@
 public import BreezeCore
 import Glibc
+import BreezeCrypto
 
 /// The durable, append-only event log of one replica, in one SQLite database.
 ///
@@ -126,6 +127,7 @@ public final class EventLog {
                 guard version == Schema.current else {
                     throw StoreError(.newerSchema, "\(path): schema \(version), this build reads \(Schema.current) read-only; run a writing command (e.g. `breeze state`) once to migrate it")
                 }
+                try EventLog.checkSchema(db, path: path, record: false)
                 (replica, epoch) = try EventLog.storedIdentity(db)
                 return
             }
@@ -133,6 +135,7 @@ public final class EventLog {
             try db.execute("PRAGMA synchronous=\(options.durability == .full ? "FULL" : "NORMAL")")
             try db.execute("PRAGMA wal_autocheckpoint=\(Schema.checkpointPages(pageSize: Int(try db.scalarInt("PRAGMA page_size") ?? 4096)))")
             if version < Schema.current { try EventLog.migrate(db, from: version) }
+            try EventLog.checkSchema(db, path: path, record: true)
             (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
         } catch {
             throw StoreError.from(error, path: path)
@@ -150,6 +153,37 @@ public final class EventLog {
         defer { try? db.execute("COMMIT") }
         if let damage = WALCheck.damage(walPath: wal, fallbackPageSize: pageSize) {
             throw StoreError(.corrupt, "\(wal): \(damage); \(StoreError.salvageAdvice(path))")
+        }
+    }
+
+    /// Refuses a database whose schema text changed since Breeze wrote it. SQLite's integrity check does not
+    /// see a damaged `CREATE` statement that still parses: a flipped byte turning `id INTEGER PRIMARY KEY`
+    /// into `id INTEGER PRDMARY KEY` makes `streams.id` an ordinary column, NULL in every row, and every
+    /// vector and state read empty with no error (found by the byte-flip test). A digest of the schema's
+    /// statements (of the log's own tables: the projections' are rebuilt, and renamed, at will) is kept in
+    /// `meta` from the migration on and compared at each open; `record` stores it where it is missing (a
+    /// database migrated before it existed).
+    private static func checkSchema(_ db: Database, path: String, record: Bool) throws {
+        let s = try db.prepare("""
+            SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_schema
+            WHERE name NOT LIKE 'proj\\_%' ESCAPE '\\' AND name NOT LIKE 'verify\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_stat%' ESCAPE '\\'
+            ORDER BY name
+            """)
+        var text: [UInt8] = []
+        while try s.step() {
+            for i in 0..<4 { text += Array(s.text(Int32(i)).utf8); text.append(0) }
+        }
+        let digest = Digest.blake2b(text, length: 16)
+        let q = try db.prepare("SELECT value FROM meta WHERE key = 'schema_digest'")
+        let stored: [UInt8]? = try q.step() ? q.blob(0) : nil
+        if let stored {
+            guard stored == digest else {
+                throw StoreError(.corrupt, "\(path): the schema's statements differ from what Breeze wrote (a damaged sqlite_schema page); \(StoreError.salvageAdvice(path))")
+            }
+        } else if record {
+            let w = try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_digest', ?)")
+            try w.bind(1, digest)
+            try w.run()
         }
     }
 

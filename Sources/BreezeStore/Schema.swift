@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 8
+    static let current: Int64 = 9
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -93,6 +93,15 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS event_signatures(stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
             counter INTEGER NOT NULL, signer INTEGER NOT NULL, signature BLOB NOT NULL,
             PRIMARY KEY(stream, origin, epoch, counter)) WITHOUT ROWID;
+        """,
+        // 8 -> 9: bounds on what a peer can make a replica keep (issue 29). The device key each replica id was
+        // first seen with (a replica id is bound to one key: another key for it is refused unless the first
+        // was revoked), and per (stream, origin) how many conflicts were recorded in full and how many more
+        // were only counted (a device re-sending its event ids with other content cannot grow `conflicts`).
+        """
+        CREATE TABLE IF NOT EXISTS replica_keys(replica INTEGER PRIMARY KEY, key BLOB NOT NULL, seen_ms INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS conflict_origins(stream TEXT NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
+            kept INTEGER NOT NULL, counted INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch)) WITHOUT ROWID;
         """,
     ]
 

@@ -77,8 +77,18 @@ extension EventLog {
         // 2. One consistent snapshot.
         progress("snapshot", 0, 0)
         let dir = snapshotDirectory ?? (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
-        let copyPath = dir + "/breeze-verify-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 36)).db"
-        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(copyPath + suffix) } }
+        // The snapshot is a copy of every user's data: it goes in a directory of its own that only this user
+        // can enter (mode 0700, mkdtemp), and the file itself is made 0600.
+        var template = Array((dir + "/breeze-verify-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw StoreError(.diskFull, "\(path): cannot make a private directory for the snapshot in \(dir) (\(String(cString: strerror(errno)))); pass another directory")
+        }
+        let privateDir = String(cString: made)
+        let copyPath = privateDir + "/snapshot.db"
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(copyPath + suffix) }
+            rmdir(privateDir)
+        }
         do {
             let q = try original.prepare("VACUUM INTO ?")
             try q.bind(1, copyPath)
@@ -91,6 +101,7 @@ extension EventLog {
             return report
         }
         original.close()
+        chmod(copyPath, 0o600)
 
         var options = Options()
         options.bootID = { "verify" }

@@ -131,6 +131,28 @@ public enum CertificateChain {
     /// by a user authority for that same user whose certificate the cluster authority signed; every
     /// certificate valid at `nowMillis`.
     public static func verify(_ chain: [Certificate], authority: [UInt8], nowMillis: UInt64) throws(CertificateError) -> Certificate {
+        let device = try verifySignatures(chain, authority: authority)
+        if let why = invalidity(chain, at: nowMillis) { throw CertificateError(why) }
+        return device
+    }
+
+    /// Why `chain` was not valid at `millis` (a certificate not yet valid, or expired), or nil when every
+    /// certificate of it was.
+    public static func invalidity(_ chain: [Certificate], at millis: UInt64) -> String? {
+        for c in chain {
+            guard millis >= c.notBefore else {
+                return "\(c.subject): certificate not valid before \(ISOTime.format(millis: Int64(clamping: c.notBefore)))"
+            }
+            guard millis <= c.notAfter else {
+                return "\(c.subject): certificate expired at \(ISOTime.format(millis: Int64(clamping: c.notAfter)))"
+            }
+        }
+        return nil
+    }
+
+    /// Checks `chain`'s shape and signatures against the cluster authority `authority` (every rule of `verify`
+    /// but the validity times), and returns its device certificate.
+    public static func verifySignatures(_ chain: [Certificate], authority: [UInt8]) throws(CertificateError) -> Certificate {
         guard (1...maxLength).contains(chain.count) else {
             throw CertificateError("a certificate chain of \(chain.count) certificates (1 or 2 expected)")
         }
@@ -153,14 +175,6 @@ public enum CertificateChain {
             guard user.signed(by: authority) else { throw CertificateError("the signature on the \(user.subject) does not verify") }
             guard device.issuer == user.key, device.signed(by: user.key) else {
                 throw CertificateError("the signature on \(device.subject) by the \(user.subject) does not verify")
-            }
-        }
-        for c in chain {
-            guard nowMillis >= c.notBefore else {
-                throw CertificateError("\(c.subject): certificate not valid before \(ISOTime.format(millis: Int64(clamping: c.notBefore)))")
-            }
-            guard nowMillis <= c.notAfter else {
-                throw CertificateError("\(c.subject): certificate expired at \(ISOTime.format(millis: Int64(clamping: c.notAfter)))")
             }
         }
         return device

@@ -72,6 +72,12 @@ public struct SyncSession: Sendable {
         /// with it (`Protocol/sync.md` 6.9); this replica's own events it signs itself. A device relays another
         /// replica's event only when it holds its signature.
         public var storedSignature: @Sendable (Event) -> OriginSignature? = { _ in nil }
+        /// The device key this side knows for a replica (nil: none): a peer or an event's signer certified for
+        /// the same replica with another key is refused (a replica id is bound to one key).
+        public var knownKey: (@Sendable (ReplicaID) -> [UInt8]?)?
+        /// The vector this side holds of a stream (nil: it holds none), to keep of a device's vectors only the
+        /// origins that matter (`takeVectors`); nil: every origin is kept.
+        public var heldVector: (@Sendable (StreamID) -> VersionVector?)?
         /// Count the events sent per stream (`takeSentCounts`), for operators' metrics; off by default.
         public var countsSentByStream = false
         /// Monotonic milliseconds, for the spacing of `vectors` (`resyncIntervalMillis`).
@@ -107,6 +113,10 @@ public struct SyncSession: Sendable {
         case rescan
         /// The shell should send this replica's vectors again (after a gap was detected).
         case resendVectors
+        /// Events of batch `batch` that are not stored, the batch's others are (`ingest` follows): a relayed
+        /// event whose origin signature did not hold when it was made, one stamped too far ahead from the
+        /// cluster, and the later events of their origins. For the shell's log and metrics.
+        case skipped(batch: UInt64, count: Int, reason: String)
     }
 
     /// What `unseal` made of a message from the wire.
@@ -225,6 +235,7 @@ public struct SyncSession: Sendable {
                                  staticPrivateKey: config.credentials.staticPrivateKey, ephemeralPrivateKey: ephemeralKey)
         self.ephemeralKey = ephemeralKey
         verifier = SignatureVerifier(authority: config.credentials.authority, revocations: config.revocations)
+        verifier.knownKey = config.knownKey
         ownChain = config.credentials.chain.map(\.encoded)
     }
     private let ephemeralKey: [UInt8]
@@ -467,6 +478,9 @@ public struct SyncSession: Sendable {
             return fail(.authentication, "the peer's certificate is for another key than the one it proved it holds")
         }
         guard device.replica != config.replica else { return fail(.unexpected, "connected to itself") }
+        if let known = config.knownKey?(device.replica), known != device.key {
+            return fail(.authentication, "\(device.subject) presents key \(CertificateChain.fingerprint(device.key)), but this replica id is bound to key \(CertificateChain.fingerprint(known)) (a replica id is bound to one key; revoke the first to enrol another)")
+        }
         if let r = config.revocations?.revocation(of: chain) {
             return fail(.authentication, Self.revokedMessage(device, r))
         }
@@ -501,27 +515,16 @@ public struct SyncSession: Sendable {
                 return fail(.unexpected, "more than \(Self.maxVectorsParts) vectorsPart messages before a vectors")
             }
             vectorsParts += 1
-            for sv in list {
-                guard grants!.peerMayRead(sv.stream) else {
-                    return fail(.forbidden, "no grant to read stream \(sv.stream) in scope \(grants!.scope)")
-                }
-                guard pendingVectors.updateValue(sv.vector, forKey: sv.stream) == nil else {
-                    return fail(.malformed, "stream \(sv.stream) listed in two parts of one vectors")
-                }
-            }
+            var pending = pendingVectors
+            pendingVectors = [:]
+            if let refusal = takeVectors(list, into: &pending) { return refusal }
+            pendingVectors = pending
             return []
         case .vectors(let list):
             var vectors = pendingVectors
             pendingVectors = [:]
             vectorsParts = 0
-            for sv in list {
-                guard grants!.peerMayRead(sv.stream) else {
-                    return fail(.forbidden, "no grant to read stream \(sv.stream) in scope \(grants!.scope)")
-                }
-                guard vectors.updateValue(sv.vector, forKey: sv.stream) == nil else {
-                    return fail(.malformed, "stream \(sv.stream) listed in two parts of one vectors")
-                }
-            }
+            if let refusal = takeVectors(list, into: &vectors) { return refusal }
             // Every `vectors` restarts the scan for this peer, so it is the one message that makes this side
             // send a lot for a little (section 6.4): a peer sends it once when ready and again at most once
             // per `resyncIntervalMillis`. One repeated sooner than half that is dropped if it says nothing
@@ -538,40 +541,30 @@ public struct SyncSession: Sendable {
             cursor = 0
             return [.rescan]
         case .subscribe(let list):
-            // Section 6.7: from now on only these fact streams are offered. Streams added after the scan for
-            // this peer began are read by stream; removed ones are no longer offered.
             for st in list ?? [] where !grants!.peerMayRead(st) {
                 return fail(.forbidden, "no grant to read stream \(st) in scope \(grants!.scope)")
             }
-            let old = peerSubscription
-            let new = list.map(Set.init)
-            // Every fact stream wanted again restarts the scan of the whole log, as `vectors` does: spaced
-            // as `vectors` are (6.6), so flipping between the two modes cannot make this side rescan at will.
+            // What a subscription names costs this side to read (decoding, the checks above) before anything
+            // else: the streams a peer names are charged to a budget of `subscribeStreamsBurst`, refilled at
+            // `subscribeStreamsPerSecond` (6.6); a peer over it is closed (and its reconnects are budgeted too).
             let t = config.monotonicClock()
-            if vectorsReceived, new == nil, old != nil, let last = lastVectorsAcceptedMillis, t < last &+ Self.resyncIntervalMillis / 2 {
-                return fail(.unexpected, "subscribe to every stream \(t &- last) ms after the last rescan: at most one per \(Self.resyncIntervalMillis / 2000) s")
+            let rate = Double(Self.subscribeStreamsPerSecond) / 1000
+            subscribeTokens = min(Double(Self.subscribeStreamsBurst), subscribeTokens + Double(t &- min(t, subscribeTokensAt)) * rate)
+            subscribeTokensAt = t
+            let charge = Double((list?.count ?? 0) + 1)
+            guard subscribeTokens >= charge else {
+                return fail(.unexpected, "subscriptions naming more than \(Self.subscribeStreamsBurst) streams at once, or \(Self.subscribeStreamsPerSecond) a second over time: this one names \(list?.count ?? 0)")
             }
-            peerSubscription = new
-            // What the peer held of a stream it no longer wants, it drops (6.7): forget it, so a later
-            // subscription reads the stream whole (from everything to some: every other fact stream).
-            if let new {
-                if let old {
-                    for s in old where !new.contains(s) { peerVectors[s] = nil }
-                } else {
-                    for s in Array(peerVectors.keys) where s.isFactPartition && !new.contains(s) { peerVectors[s] = nil }
-                }
-            }
-            guard vectorsReceived else { return [] }   // the first scan has not begun: it applies the filter
-            guard let new else {
-                // Every fact stream wanted again: scan the whole log (what the peer holds is skipped).
-                catchingUp = []
-                if old != nil { cursor = 0; lastVectorsAcceptedMillis = t; return [.rescan] }
+            subscribeTokens -= charge
+            let new = list.map(Set.init)
+            // Each new subscription costs this side what it names (its index, the streams' catch-up plan), so
+            // once the scan began they are taken at most one per `subscribeIntervalMillis` (6.6): one arriving
+            // sooner is held, the latest replacing any held before, and taken when due (`subscriptionIfDue`).
+            if vectorsReceived, let last = lastSubscribeMillis, t < last &+ Self.subscribeIntervalMillis {
+                heldSubscription = .some(new)
                 return []
             }
-            // Streams no longer subscribed stop being read; `public` and the user's streams stay.
-            catchingUp = catchingUp.filter { !$0.isFactPartition || new.contains($0) }
-            if let old { catchingUp.formUnion(new.subtracting(old)) }
-            return catchingUp.isEmpty ? [] : [.rescan]
+            return applySubscription(new, now: t)
         case .signatures(let batch, let entries):
             // Section 6.9: they belong to the next batch (other messages may come between).
             guard batch == expectedBatch, pendingSignatures == nil else {
@@ -633,36 +626,91 @@ public struct SyncSession: Sendable {
         expectedBatch += 1
         let entries = pendingSignatures ?? []
         pendingSignatures = nil
+        // A device's batch costs this side a signature check per event before anything else: at most
+        // `maxDeviceBatchEvents` (twice the default `batchEvents`), so one batch is a bounded piece of work (6.3).
+        if !grants!.peerIsCluster && events.count > Self.maxDeviceBatchEvents {
+            return fail(.unexpected, "a batch of \(events.count) events from a device: at most \(Self.maxDeviceBatchEvents)")
+        }
         for e in events where !grants!.peerMayWrite(e.stream) {
             return fail(.forbidden, "no grant to write stream \(e.stream) in scope \(grants!.scope); batch refused")
         }
         var signatures: [Int: OriginSignature] = [:]
+        var refused: [Int: SignatureVerifier.Refusal] = [:]
         for en in entries {
             guard en.index < events.count else {
                 return fail(.malformed, "a signature for event \(en.index) of a batch of \(events.count)")
             }
-            if let why = verifier.refusal(events[en.index], en.signature, nowMillis: nowMillis) {
-                return fail(.forbidden, "\(why); batch refused")
-            }
-            signatures[en.index] = en.signature
+            if let why = verifier.check(events[en.index], en.signature, nowMillis: nowMillis) { refused[en.index] = why } else { signatures[en.index] = en.signature }
         }
-        if !grants!.peerIsCluster, let peer = peerReplica {
-            let limit = config.wallClock() &+ config.maxFutureMillis
-            for (i, e) in events.enumerated() {
-                guard signatures[i] != nil else {
+        let fromDevice = !grants!.peerIsCluster
+        let limit = config.wallClock() &+ config.maxFutureMillis
+        var kept: [Event] = []
+        var keptSignatures: [Int: OriginSignature] = [:]
+        var skipped = 0
+        var reason: String?
+        for (i, e) in events.enumerated() {
+            let origin = BlockKey(stream: e.stream, origin: e.id.origin)
+            if blocked.contains(origin) {
+                skipped += 1
+                continue
+            }
+            var why = refused[i]?.reason
+            let farAhead = e.hlc.physicalMillis > limit && !supersedesHeldFloor(e)
+            if fromDevice, let peer = peerReplica {
+                // A device sends only events their origin signed, stamped at most `maxFutureMillis` ahead; one
+                // that breaks either rule, a forged signature, or a bad signature on its own event makes it
+                // hostile or broken (6.6, 6.9). A relayed event signed while its signer's certificate held, and
+                // no longer valid now (expired, revoked since), is only skipped.
+                if signatures[i] == nil && why == nil {
                     return fail(.forbidden, e.id.origin.replica == peer
                         ? "event \(e.id) from device \(peer) carries no signature: a device's events are signed by their origin; batch refused"
                         : "event \(e.id) carries origin \(e.id.origin.replica), not the sending device \(peer), and no signature of its origin: a device relays only signed events; batch refused")
                 }
-                guard e.hlc.physicalMillis <= limit || supersedesHeldFloor(e) else {
+                if let r = refused[i], r.forged || e.id.origin.replica == peer { return fail(.forbidden, "\(r.reason); batch refused") }
+                if farAhead {
                     return fail(.forbidden, "event \(e.id) is stamped \(e.hlc.physicalMillis) ms, more than \(config.maxFutureMillis / 3_600_000) h ahead of this side's clock (\(limit &- config.maxFutureMillis) ms); batch refused")
                 }
+            } else if why == nil && farAhead {
+                // The same clock bound for the cluster's relays: stored, it would win every merge for good.
+                why = "event \(e.id) is stamped \(e.hlc.physicalMillis) ms, more than \(config.maxFutureMillis / 3_600_000) h ahead of this side's clock"
             }
+            if let w = why {
+                // One event that cannot be taken does not stop the others: it is skipped with everything after it
+                // of its origin in this stream (each must be the next, 6.4), for the rest of the session.
+                guard blocked.count < Self.maxBlockedOrigins else {
+                    return fail(.forbidden, "more than \(Self.maxBlockedOrigins) origins with events that cannot be taken (\(w))")
+                }
+                blocked.insert(origin)
+                skipped += 1
+                if reason == nil { reason = w }
+                continue
+            }
+            if let sig = signatures[i] { keptSignatures[kept.count] = sig }
+            kept.append(e)
         }
         for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }
         receivedEvents += events.count
-        return [.ingest(batch: batch, events: events, signatures: signatures)]
+        var out: [Action] = []
+        if skipped > 0 {
+            skippedEvents += skipped
+            out.append(.skipped(batch: batch, count: skipped, reason: reason ?? "later events of origins skipped before in this session"))
+        }
+        out.append(.ingest(batch: batch, events: kept, signatures: keptSignatures))
+        return out
     }
+
+    /// Most events in one batch from a device (section 6.3).
+    public static let maxDeviceBatchEvents = 4_096
+
+    /// Most (stream, origin) pairs whose events a session skips (`accept`) before it ends: a peer cannot make
+    /// this side remember without bound.
+    public static let maxBlockedOrigins = 4096
+    private struct BlockKey: Hashable { let stream: StreamID; let origin: Origin }
+    /// Origins whose events this session skips: one of their events could not be taken.
+    private var blocked = Set<BlockKey>()
+    /// Events received and skipped on this session (their signature did not hold when they were made, or they
+    /// were stamped too far ahead, or they followed such an event of their origin).
+    public private(set) var skippedEvents = 0
 
     /// How far after the receiver's ahead floor a device's event beyond `maxFutureMillis` may be stamped:
     /// one minute of writes after a value from a clock far ahead (65,536 stamps per millisecond).
@@ -869,6 +917,104 @@ public struct SyncSession: Sendable {
         cursor = max(cursor, tail)
     }
 
+    /// Adds the entries of a `vectors` or `vectorsPart` to `vectors`, after the checks of section 6.1: a stream
+    /// the peer may read, listed once. From a device, what it cannot make this side need is not kept: of a
+    /// stream this side holds, only the origins it holds (it sends no other); of one it does not hold, at most
+    /// `maxDeviceOriginsPerStream`; and at most `maxDeviceVectorStreams` streams in all. So a device's vectors
+    /// cost this side what it holds, however many origins it makes up (the cluster's are kept as they come).
+    private mutating func takeVectors(_ list: [StreamVector], into vectors: inout [StreamID: VersionVector]) -> [Action]? {
+        let device = !grants!.peerIsCluster
+        for sv in list {
+            guard grants!.peerMayRead(sv.stream) else {
+                return fail(.forbidden, "no grant to read stream \(sv.stream) in scope \(grants!.scope)")
+            }
+            var v = sv.vector
+            if device {
+                guard vectors.count < Self.maxDeviceVectorStreams else {
+                    return fail(.unexpected, "vectors of more than \(Self.maxDeviceVectorStreams) streams from a device")
+                }
+                if let held = config.heldVector?(sv.stream) {
+                    v = VersionVector(v.counters.filter { held[$0.key] > 0 })
+                } else if v.counters.count > Self.maxDeviceOriginsPerStream {
+                    v = VersionVector(Dictionary(uniqueKeysWithValues: v.sorted.suffix(Self.maxDeviceOriginsPerStream).map { ($0.origin, $0.counter) }))
+                }
+            }
+            guard vectors.updateValue(v, forKey: sv.stream) == nil else {
+                return fail(.malformed, "stream \(sv.stream) listed in two parts of one vectors")
+            }
+        }
+        return nil
+    }
+
+    /// Most streams a device's vectors may name (a subscription's 50,000, its user's streams, `public`).
+    public static let maxDeviceVectorStreams = 50_016
+    /// Most origins kept of a device's vector of a stream this side does not hold.
+    public static let maxDeviceOriginsPerStream = 16
+
+    /// Section 6.7: from now on only these fact streams are offered. Streams added after the scan for this peer
+    /// began are read by stream; removed ones are no longer offered.
+    private mutating func applySubscription(_ new: Set<StreamID>?, now t: UInt64) -> [Action] {
+        let old = peerSubscription
+        // Every fact stream wanted again restarts the scan of the whole log, as `vectors` does: spaced as
+        // `vectors` are (6.6), so flipping between the two modes cannot make this side rescan at will.
+        if vectorsReceived, new == nil, old != nil, let last = lastVectorsAcceptedMillis, t < last &+ Self.resyncIntervalMillis / 2 {
+            return fail(.unexpected, "subscribe to every stream \(t &- last) ms after the last rescan: at most one per \(Self.resyncIntervalMillis / 2000) s")
+        }
+        if vectorsReceived { lastSubscribeMillis = t }
+        heldSubscription = nil
+        peerSubscription = new
+        subscriptionsTaken &+= 1
+        // What the peer held of a stream it no longer wants, it drops (6.7): forget it, so a later
+        // subscription reads the stream whole (from everything to some: every other fact stream).
+        if let new {
+            if let old {
+                for s in old where !new.contains(s) { peerVectors[s] = nil }
+            } else {
+                for s in Array(peerVectors.keys) where s.isFactPartition && !new.contains(s) { peerVectors[s] = nil }
+            }
+        }
+        guard vectorsReceived else { return [] }   // the first scan has not begun: it applies the filter
+        guard let new else {
+            // Every fact stream wanted again: scan the whole log (what the peer holds is skipped).
+            catchingUp = []
+            if old != nil { cursor = 0; lastVectorsAcceptedMillis = t; return [.rescan] }
+            return []
+        }
+        // Streams no longer subscribed stop being read; `public` and the user's streams stay.
+        catchingUp = catchingUp.filter { !$0.isFactPartition || new.contains($0) }
+        if let old { catchingUp.formUnion(new.subtracting(old)) }
+        return catchingUp.isEmpty ? [] : [.rescan]
+    }
+
+    /// A subscription held because it came too soon after the last (`subscribeIntervalMillis`), taken now if
+    /// it is due. The shell calls it now and then (the node: about once a second per peer); it tells the
+    /// shell's index when the subscription changed (compare `peerSubscription`).
+    public mutating func subscriptionIfDue() -> [Action] {
+        guard state == .ready, let held = heldSubscription else { return [] }
+        let t = config.monotonicClock()
+        if let last = lastSubscribeMillis, t < last &+ Self.subscribeIntervalMillis { return [] }
+        return applySubscription(held, now: t)
+    }
+
+    /// How many subscriptions this session took so far: the shell re-indexes the peer when it changes.
+    public private(set) var subscriptionsTaken = 0
+
+    /// True when a subscription waits to be taken (`subscriptionIfDue`).
+    public var holdsSubscription: Bool { heldSubscription != nil }
+
+    /// Most stream names a peer's subscriptions may carry at once (a full subscription of 50,000, and some small ones).
+    public static let subscribeStreamsBurst = 60_000
+    /// Stream names a second a peer's subscriptions may carry over time, after the burst.
+    public static let subscribeStreamsPerSecond = 10_000
+    private var subscribeTokens = Double(subscribeStreamsBurst)
+    private var subscribeTokensAt: UInt64 = 0
+
+    /// Least time between two subscriptions taken once the scan began.
+    public static let subscribeIntervalMillis: UInt64 = 2_000
+    private var lastSubscribeMillis: UInt64?
+    /// A subscription that came too soon (`.some(nil)`: every stream).
+    private var heldSubscription: Set<StreamID>??
+
     /// A digest of vectors (for "the same vectors again"), independent of the dictionary's order.
     static func digest(_ vectors: [StreamID: VersionVector]) -> [UInt8] {
         var w = ByteWriter(capacity: 64 * vectors.count)
@@ -998,7 +1144,16 @@ public struct SyncSession: Sendable {
     }
 
     private mutating func fail(_ code: SyncErrorCode, _ message: String) -> [Action] {
+        // Before the handshake is complete an `error` travels in clear: it says that the handshake was refused
+        // and nothing more (no replica, user, key or reason: `Protocol/sync.md` 11). The reason is for this
+        // side's log (`close`). A version mismatch names versions only, which helps the peer and names no one.
+        let wire = channel == nil && code != .version ? Self.refusedInClear(code) : message
         state = .closed
-        return emit(.error(code: code, message: message)) + [.close(reason: "\(code): \(message)")]
+        return emit(.error(code: code, message: wire)) + [.close(reason: "\(code): \(message)")]
+    }
+
+    /// The text of an `error` sent before the handshake is complete (in clear).
+    public static func refusedInClear(_ code: SyncErrorCode) -> String {
+        "handshake refused (\(code)); the reason is in the refusing side's log"
     }
 }

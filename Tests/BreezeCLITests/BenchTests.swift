@@ -95,7 +95,7 @@ struct BenchTests {
             "all", "--runs", "1", "--append-count", "2000", "--sync-count", "2000", "--edits", "3",
             "--projection-count", "1000", "--import-count", "300", "--settings-count", "300", "--writers", "20",
             "--events-count", "600", "--node", "/nonexistent/node", "--python", "/nonexistent/python", "--write", file,
-            "--fanout-devices", "20", "--fanout-seconds", "1"])
+            "--fanout-devices", "20", "--fanout-seconds", "1", "--hostile-seconds", "2"])
         // The comparisons could not run: the tables are still printed and written, and the exit status says so.
         #expect(code == 1 && err.contains("benchmark(s) failed or did not run") && err.contains("Yjs"), "\(err)")
         let written = try String(contentsOfFile: file, encoding: .utf8)
@@ -103,7 +103,8 @@ struct BenchTests {
         for row in ["| local append vs raw SQLite", "| sync between two processes vs local append", "| live edit latency",
                     "| projection rebuild vs raw scan", "| import, synthetic PurpleAir CSV", "| Breeze | this build |",
                     "| SQLite | 3.", "## Not measured", "- Loro: not run: /nonexistent/python not found",
-                    "| append at least 10x `eventsourcing` | -x | not measured |", "## A city of devices on one server (`fanout`)", "| 20 | "] {
+                    "| append at least 10x `eventsourcing` | -x | not measured |", "## A city of devices on one server (`fanout`)", "| 20 | ",
+                    "## An honest phone while one device attacks (`hostile`)", "| two 50,000-stream subscriptions alternated"] {
             #expect(written.contains(row), "missing \(row)")
         }
         // Every Breeze figure is there: no empty result cell in the Breeze rows.

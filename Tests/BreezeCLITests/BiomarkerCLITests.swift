@@ -53,10 +53,16 @@ struct BiomarkerCLITests {
     @Test func aHugeValueAndEscapeCodesInANameArePrintedSafely() throws {
         let h = Harness()
         #expect(h.run(["init"]).code == 0)
-        // 1e300 is a finite number: stored, and the text form writes it as Swift does instead of trapping.
-        #expect(h.run(["biomarker", "log", "Blood Glucose", "1e300", "mg/dL", "--time", "2010-03-25T11:58:00Z"]).code == 0)
+        // 1e300 mg/dL is no measurement (issue 29: readings are bounded as targets are): refused, naming the
+        // value and the range, and nothing stored.
+        let huge = h.run(["biomarker", "log", "Blood Glucose", "1e300", "mg/dL", "--time", "2010-03-25T11:58:00Z"])
+        #expect(huge.code != 0 && huge.err.joined().contains("1e+300 mg/dL is outside 0...1000"), "\(huge)")
         let text = h.run(["screen", "biomarker", "--now", "2010-03-25T12:00:00Z"])
-        #expect(text.code == 0 && text.out.contains { $0.contains("latest 1e+300 mg/dL") }, "\(text)")
+        #expect(text.code == 0 && !text.out.contains { $0.contains("latest") }, "\(text)")
+        // The largest value the unit allows is stored and printed.
+        #expect(h.run(["biomarker", "log", "Blood Glucose", "1000", "mg/dL", "--time", "2010-03-25T11:58:00Z"]).code == 0)
+        let shown = h.run(["screen", "biomarker", "--now", "2010-03-25T12:00:00Z"])
+        #expect(shown.out.contains { $0.contains("latest 1000 mg/dL") }, "\(shown)")
         // A sensor name carrying terminal escape codes (a hostile registry): the text shows no control byte.
         let csv = h.dir + "/evil.csv"
         writeFileBytes(csv, Array("id,name,latitude,longitude\n149970,\u{1B}[2J\u{1B}[31mEvil\u{07},42.7087,-73.6925\n".utf8))

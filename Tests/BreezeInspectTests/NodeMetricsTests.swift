@@ -93,11 +93,13 @@ struct NodeMetricsTests {
     final class Node {
         let child: Child
         var sync = "", metricsPort = 0
-        init(db: String, _ args: [String], log: String) {
-            child = Child(InspectFixture.breeze, ["--db", db, "node", "--metrics", "127.0.0.1:0"] + args, stderrPath: log)
+        init(db: String, _ args: [String], log: String, metrics: String = "127.0.0.1:0") {
+            child = Child(InspectFixture.breeze, ["--db", db, "node", "--metrics", metrics] + args, stderrPath: log)
             while let l = child.readLine() {
                 if l.hasPrefix("listening on ") { sync = String(l.dropFirst(13)) }
-                if l.hasPrefix("metrics on http://127.0.0.1:") { metricsPort = Int(l.dropFirst(28).prefix { $0.isNumber }) ?? 0 }
+                if l.hasPrefix("metrics on http://"), let colon = l.dropFirst(18).firstIndex(of: ":") {
+                    metricsPort = Int(l[l.index(after: colon)...].prefix { $0.isNumber }) ?? 0
+                }
                 if l.hasPrefix("node running") { break }
             }
         }
@@ -131,7 +133,8 @@ struct NodeMetricsTests {
 
         let nodeA = Node(db: a, ["--listen", "127.0.0.1:0"] + authority.nodeArguments(db: a), log: dir.file("a.log"))
         #expect(!nodeA.sync.isEmpty && nodeA.metricsPort > 0)
-        let nodeB = Node(db: b, ["--peer", nodeA.sync] + authority.nodeArguments(db: b), log: dir.file("b.log"))
+        // A names no user in its labels (the default: user streams fold into `user:*`); B is asked to.
+        let nodeB = Node(db: b, ["--peer", nodeA.sync, "--metrics-user-labels"] + authority.nodeArguments(db: b), log: dir.file("b.log"))
         #expect(nodeB.metricsPort > 0)
         // Caught up: B stored every event, and both know it (the lag is recomputed every second).
         var mb = try nodeB.scrape(), ma = try nodeA.scrape()
@@ -144,7 +147,9 @@ struct NodeMetricsTests {
         #expect(caughtUp, "\(String(decoding: readFileBytes(dir.file("b.log")), as: UTF8.self).suffix(600))")
         #expect(ma.value("breeze_node_peers_connected") == 1 && mb.value("breeze_node_peers_connected") == 1)
         #expect(ma.value("breeze_node_events_sent_total", ["stream": "public"]) == publicEvents)
-        #expect(ma.value("breeze_node_events_sent_total", ["stream": "user:ana"]) == anaEvents)
+        #expect(ma.value("breeze_node_events_sent_total", ["stream": "user:*"]) == anaEvents)
+        #expect(ma.value("breeze_node_events_sent_total", ["stream": "user:ana"]) == nil, "no user id in A's labels")
+        #expect(!ma.samples.contains { $0.labels.values.contains { $0.contains("ana") } }, "no user id in any of A's labels")
         #expect(mb.value("breeze_node_events_received_total", ["stream": "public"]) == publicEvents)
         #expect(mb.value("breeze_node_events_stored_total", ["stream": "user:ana"]) == anaEvents)
         #expect(ma.value("breeze_node_events_stored_total") == nil, "A received nothing to store")
@@ -191,5 +196,22 @@ struct NodeMetricsTests {
         #expect(c.wait() == 1)
         let err = String(decoding: readFileBytes(dir.file("err")), as: UTF8.self)
         #expect(err.split(separator: "\n").count == 1 && err.contains("--metrics 127.0.0.1:\(first.metricsPort): address already in use"), "\(err)")
+    }
+
+    @Test func metricsOffLoopbackNeedAnExplicitFlag() throws {
+        let dir = TempDir()
+        let authority = CLIAuthority(keyFile: dir.file("cluster.key"))
+        let a = dir.file("a.db")
+        InspectFixture.cli(["--db", a, "init"])
+        let c = Child(InspectFixture.breeze, ["--db", a, "node", "--listen", "127.0.0.1:0", "--metrics", "0.0.0.0:0"] + authority.nodeArguments(db: a),
+                      stderrPath: dir.file("err"))
+        #expect(c.wait() == 2)
+        let err = String(decoding: readFileBytes(dir.file("err")), as: UTF8.self)
+        #expect(err.contains("--metrics 0.0.0.0:0: not a loopback address") && err.contains("--metrics-allow-remote"), "\(err)")
+        // With the flag it serves there.
+        let node = Node(db: a, ["--listen", "127.0.0.1:0", "--metrics-allow-remote"] + authority.nodeArguments(db: a), log: dir.file("a.log"),
+                        metrics: "0.0.0.0:0")
+        #expect(node.metricsPort > 0)
+        #expect(try node.scrape().value("breeze_node_peers_connected") == 0)
     }
 }

@@ -126,15 +126,18 @@ final class RawPeer {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+    /// False when the bytes could not be sent whole (the peer closed the connection).
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// The session once `handshake` succeeded: messages are then sealed and opened with it.
     private(set) var session: SyncSession?
 
     /// Sends a message: sealed after the handshake, in a plain frame before it.
-    func send(_ m: Message) { send(sealed([m])) }
+    @discardableResult
+    func send(_ m: Message) -> Bool { send(sealed([m])) }
 
     /// Sends a message in a plain frame whatever the state (an attacker's injection).
     func sendPlain(_ m: Message) { send(Frame.encode(m)) }

@@ -74,10 +74,18 @@ struct DeviceGuardTests {
             #expect(Self.ingested(out) == (taken ? [e] : []), "stamp \(hlc)")
             #expect((server.state == .closed) == !taken)
         }
-        // From the cluster the rule of `HybridClock` applies instead (stored, flagged): not refused here.
+        // From the cluster the same bound holds (issue 29: every way in), but the session goes on: the event is
+        // skipped with its origin's later ones, and the batch's others are taken.
         var (c1, c2) = F.pair(client: Self.config(F.phone, .cluster, clock: clock), server: Self.config(F.server, .cluster, clock: clock))
         let ahead = Self.event(.user("ana"), F.phone, 1, hlc: HLC(physicalMillis: F.now + 2 * day, logical: 0))
-        #expect(Self.ingested(c2.receive(c1.sealed(.events(batch: 1, events: [ahead])))) == [ahead])
+        let after = Self.event(.user("ana"), F.phone, 2, hlc: HLC(physicalMillis: F.now, logical: 0))
+        let other = Self.event(.user("ana"), Self.tablet, 1, hlc: HLC(physicalMillis: F.now, logical: 0))
+        let out = c2.receive(c1.sealed(.events(batch: 1, events: [ahead, after, other])))
+        #expect(Self.ingested(out) == [other] && c2.state == .ready)
+        #expect(out.contains { if case .skipped(1, 2, let why) = $0 { return why.contains("ahead") } else { return false } }, "\(out)")
+        // Later batches of that origin are skipped too, for the session (no gap is stored).
+        let third = Self.event(.user("ana"), F.phone, 3, hlc: HLC(physicalMillis: F.now, logical: 1))
+        #expect(Self.ingested(c2.receive(c1.sealed(.events(batch: 2, events: [third])))) == [] && c2.state == .ready)
     }
 
     /// An honest device's write that supersedes a value from a clock two days ahead (one the server holds,

@@ -36,14 +36,17 @@ struct HandshakeTests {
         let (c, s, wire) = F.handshake(F.client(F.config(F.phone)), F.server(server))
         #expect(c.state == .closed && s.state != .ready)
         #expect(!wire.contains(where: Self.isHandshake3))
-        #expect(wire.contains { if case .error(.authentication, let text) = $0 { return text.contains("does not trust") } else { return false } })
+        // In clear, the refusal names nobody; the reason is the refusing side's (its log).
+        #expect(F.refusedInClear(wire))
+        #expect(F.closeReasons(F.client(F.config(F.phone)), F.server(server)).contains { $0.contains("does not trust") })
         // A client enrolled elsewhere (that knows this cluster's authority, so it accepts the server): the
         // server refuses it at handshake3.
         var client = F.config(F.phone)
         client.credentials = unsafeCredentials(key: F.deviceKey(F.phone), chain: F.chain(F.phone, .cluster, signer: F.foreignAuthority))
         let (c2, s2, wire2) = F.handshake(F.client(client), F.server(F.config(F.server)))
         #expect(s2.state == .closed && s2.peerReplica == nil)
-        #expect(wire2.contains { if case .error(.authentication, let t) = $0 { return t.contains("does not trust") } else { return false } })
+        #expect(F.refusedInClear(wire2))
+        #expect(F.closeReasons(F.client(client), F.server(F.config(F.server))).contains { $0.contains("does not trust") })
         _ = c2
     }
 
@@ -57,7 +60,8 @@ struct HandshakeTests {
             cfg.window = 2
             let (c, s, wire) = F.handshake(F.client(F.config(F.phone)), F.server(cfg))
             #expect(c.state == .closed && s.state != .ready, "valid \(from)...\(to), now \(F.now)")
-            #expect(wire.contains { if case .error(.authentication, let t) = $0 { return t.contains("expired") || t.contains("not valid before") } else { return false } })
+            #expect(F.refusedInClear(wire))
+            #expect(F.closeReasons(F.client(F.config(F.phone)), F.server(cfg)).contains { $0.contains("expired") || $0.contains("not valid before") })
         }
         // And a replica cannot even start with credentials that are not valid now.
         #expect(throws: CertificateError.self) {
@@ -75,7 +79,8 @@ struct HandshakeTests {
         forged.credentials = unsafeCredentials(key: F.deviceKey(thief), chain: phoneChain)
         let (c, s, wire) = F.handshake(F.client(forged), F.server(F.config(F.server)))
         #expect(s.state == .closed && s.peerReplica == nil)
-        #expect(wire.contains { if case .error(.authentication, let t) = $0 { return t.contains("another key") } else { return false } })
+        #expect(F.refusedInClear(wire))
+        #expect(F.closeReasons(F.client(forged), F.server(F.config(F.server))).contains { $0.contains("another key") })
         _ = c
         // The same with the roles swapped: a server presenting the phone's chain.
         var server = F.config(thief, .user("ana"))

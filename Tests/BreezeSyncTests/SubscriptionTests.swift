@@ -157,7 +157,12 @@ struct SubscriptionTests {
         // The device drops the stream, then wants it again: the server forgot what it had sent, and sends it whole.
         link.send(link.client.subscribe([.sensor("b")]), fromClient: true)
         #expect(link.server.peerVectors[.sensor("a")] == nil)
+        // A new subscription sooner than 2 s after the last is held, then taken when due (6.6).
         link.send(link.client.subscribe([.sensor("a"), .sensor("b")]), fromClient: true)
+        #expect(link.server.holdsSubscription && link.server.peerSubscription == [.sensor("b")])
+        clock.advance(2_000)
+        link.send(link.server.subscriptionIfDue(), fromClient: false)
+        #expect(!link.server.holdsSubscription && link.server.peerSubscription == [.sensor("a"), .sensor("b")])
         Self.pump(&link, log, &rng)
         #expect(link.storedByClient.count == 10)
         // Everything again: 5 s after the vectors it is taken (a rescan); at once after that, refused (a
@@ -168,8 +173,31 @@ struct SubscriptionTests {
         #expect(spaced.server.state == .ready && spaced.server.peerSubscription == nil && spaced.server.cursor == 0)
         link.send(link.client.subscribe(nil), fromClient: true)
         #expect(link.server.state == .ready, "5 s after the vectors")
+        // Flipping back and forth at once cannot make it rescan at will: held, the flip and the flop coalesce
+        // into the last (everything, as now): no rescan.
+        let cursor = link.server.cursor
         link.send(link.client.subscribe([.sensor("a")]), fromClient: true)
         link.send(link.client.subscribe(nil), fromClient: true)
+        #expect(link.server.state == .ready && link.server.holdsSubscription, "held: sooner than 2 s after the last")
+        clock.advance(2_000)
+        let taken = link.server.subscriptionIfDue()
+        #expect(link.server.state == .ready && link.server.peerSubscription == nil && !taken.contains(.rescan) && link.server.cursor == cursor)
+        // Taken as given, one to some streams and back to everything sooner than 5 s after the last rescan:
+        // refused.
+        link.send(link.client.subscribe([.sensor("a")]), fromClient: true)
+        clock.advance(2_000)
+        link.send(link.server.subscriptionIfDue(), fromClient: false)
+        #expect(link.server.peerSubscription == [.sensor("a")])
+        link.send(link.client.subscribe(nil), fromClient: true)
+        clock.advance(2_000)
+        link.send(link.server.subscriptionIfDue(), fromClient: false)
+        #expect(link.server.state == .ready, "6 s after the last rescan: taken")
+        link.send(link.client.subscribe([.sensor("a")]), fromClient: true)
+        clock.advance(2_000)
+        link.send(link.server.subscriptionIfDue(), fromClient: false)
+        link.send(link.client.subscribe(nil), fromClient: true)
+        clock.advance(2_000)
+        link.send(link.server.subscriptionIfDue(), fromClient: false)
         #expect(link.server.state == .closed, "a second rescan within 5 s is refused")
     }
 

@@ -106,6 +106,33 @@ enum Fixtures {
         return (c, s, wire)
     }
 
+    /// The reasons each side gave for closing during `handshake` (what its shell logs; the peer sees only a
+    /// refusal naming nobody: `SyncSession.refusedInClear`).
+    static func closeReasons(_ client: SyncSession, _ server: SyncSession) -> [String] {
+        var c = client, s = server
+        var reasons: [String] = []
+        func note(_ actions: [SyncSession.Action]) -> [Message] {
+            for case .close(let r) in actions { reasons.append(r) }
+            return sent(actions)
+        }
+        var toServer = note(c.start())
+        _ = s.start()
+        var rounds = 0
+        while !toServer.isEmpty && rounds < 4 {
+            var toClient: [Message] = []
+            for m in toServer { toClient += note(s.receive(m)) }
+            toServer = []
+            for m in toClient { toServer += note(c.receive(m)) }
+            rounds += 1
+        }
+        return reasons
+    }
+
+    /// True when `wire` holds a refusal in clear with `code` that names nobody (`SyncSession.refusedInClear`).
+    static func refusedInClear(_ wire: [Message], _ code: SyncErrorCode = .authentication) -> Bool {
+        wire.contains { if case .error(code, let text) = $0 { return text == SyncSession.refusedInClear(code) } else { return false } }
+    }
+
     /// A cluster pair in ready (the defaults of most tests).
     static func pair(client: SyncSession.Config = config(phone), server: SyncSession.Config = config(Fixtures.server))
         -> (client: SyncSession, server: SyncSession) {

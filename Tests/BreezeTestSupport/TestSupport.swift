@@ -140,6 +140,21 @@ public func runProgram(_ path: String, _ args: [String]) -> (code: Int32, out: S
     return (c.wait(), lines.joined(separator: "\n"))
 }
 
+/// Runs a program to completion; returns its exit status, standard output and standard error.
+public func runProgramWithErrors(_ path: String, _ args: [String]) -> (code: Int32, out: String, err: String) {
+    var template = Array("/tmp/breeze-stderr-XXXXXX".utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    let errPath = String(cString: template)
+    if fd >= 0 { close(fd) }
+    defer { unlink(errPath) }
+    let c = Child(path, args, stderrPath: errPath)
+    var lines: [String] = []
+    while let l = c.readLine() { lines.append(l) }
+    let code = c.wait()
+    let err = String(decoding: readFileBytes(errPath), as: UTF8.self)
+    return (code, lines.joined(separator: "\n"), err)
+}
+
 /// A seeded generator (SplitMix64) so property tests are repeatable; failures print the seed.
 public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64

@@ -88,6 +88,8 @@ struct ReplicaTests {
              { _ = try r.setBiomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0, maxReading: .infinity, icon: "drop")) }),
             ("a reading that is not a number", .invalidArgument, "not a finite number",
              { _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: 1, value: .nan, unit: "mg/dL")) }),
+            ("a reading far beyond any measurement", .invalidArgument, "outside 0...1000",
+             { _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: 1, value: 1e300, unit: "mg/dL")) }),
             ("a reading without a unit", .invalidArgument, "unit ''",
              { _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: 1, value: 90, unit: "")) }),
         ]

@@ -67,6 +67,7 @@ enum BenchAll {
             sizes.cities = try c.split(separator: ",").map { s throws(CLIError) in try BenchCommand.positive(String(s), "--cities", default: 2000) }
         }
         let fanoutSeconds = try BenchCommand.positive(a.options["fanout-seconds"], "--fanout-seconds", default: 20)
+        let hostileSeconds = try BenchCommand.positive(a.options["hostile-seconds"], "--hostile-seconds", default: 8)
         if let f = a.options["fanout-devices"] {
             sizes.fanout = f == "0" ? [] : try f.split(separator: ",").map { s throws(CLIError) in
                 try BenchCommand.positive(String(s), "--fanout-devices", default: 1000)
@@ -88,6 +89,7 @@ enum BenchAll {
             Job(name: "settings", executable: nil, args: ["settings", "--count", "\(sizes.settings)",
                                                           "--writers", "\(sizes.writers)", "--json"]),
             Job(name: "events", executable: nil, args: ["events", "--count", "\(sizes.events)", "--json"]),
+            Job(name: "hostile", executable: nil, args: ["hostile", "--seconds", "\(hostileSeconds)", "--json"]),
         ] + sizes.fanout.map { d in
             Job(name: "fanout\(d)", executable: nil, args: ["fanout", "--devices", "\(d)", "--feed-seconds", "\(fanoutSeconds)",
                                                         "--idle-seconds", "\(max(1, fanoutSeconds / 2))", "--json"], once: true)

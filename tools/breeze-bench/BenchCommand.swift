@@ -36,10 +36,14 @@ enum BenchCommand {
           commit-to-device latency and CPU per reading at a city's rate and multiples, the CPU of readings no device
           wants (K sensors nobody subscribes to, default 2,000), recovery after a restart; --servers K: K nodes meshed, devices
           spread over them, the feed on the first, the last killed (failover)
+               breeze-bench hostile [--seconds S] [--dir DIR] [--json]
+          one enrolled device attacks a `breeze node` for S seconds each way (default 8: re-sent ids, made-up
+          origins, 40 sessions and reconnect loops, alternating 50,000-stream subscriptions): honest phones' handshake
+          times (p50, p99, max; goal p99 < 100 ms), the node's CPU and memory, against a quiet baseline in the same run
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
-                                [--fanout-devices 10,1000,5000,10000] [--fanout-seconds 20]
+                                [--fanout-devices 10,1000,5000,10000] [--fanout-seconds 20] [--hostile-seconds 8]
           every benchmark R times (default 3), each in its own process, with the comparison scripts of
           tools/bench (Yjs, Loro, pycrdt, eventsourcing); prints BENCHMARKS.md-ready markdown (medians)
         """
@@ -49,10 +53,11 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors", "servers", "fanout-devices", "fanout-seconds"],
+                                             "connect-limit", "dark-sensors", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds"],
                               flags: ["no-compare"], usage: usage)
-        let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|all"])
+        let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|hostile|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }
+        if p[0] == "hostile" { return try HostileBench.run(a, ctx) }
         if p[0] == "live" { return try LiveBench.run(a, ctx) }
         if p[0] == "screens" { return try ScreensBench.run(a, ctx) }
         if p[0] == "all" { return try BenchAll.run(a, ctx) }
@@ -61,7 +66,7 @@ enum BenchCommand {
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
         if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, screens, import, projections, settings, events, fanout, all", usage) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, screens, import, projections, settings, events, fanout, hostile, all", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String
