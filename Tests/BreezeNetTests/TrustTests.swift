@@ -99,6 +99,19 @@ struct TrustTests {
         print("TRUST part=renewal old_not_after=\(until) new_not_after=\(chain.first?.notAfter ?? 0)")
     }
 
+    @Test func copiesArePrivateAndANodeOnADatabaseOthersCanReadSaysSo() throws {
+        let c = Cluster()
+        _ = c.cli("server", ["init"])
+        Self.register(c, "server", ["501"])
+        chmod(c.db("server"), 0o644)
+        c.start("server")
+        #expect(waitUntil(seconds: 10) { c.logText("server").contains("is readable by other users") }, "\(c.logText("server"))")
+        let out = c.dir.file("export.jsonl")
+        #expect(c.cli("server", ["export", "--out", out]).code == 0)
+        #expect(fileMode(out) == 0o600, "the export is private: mode \(String(fileMode(out), radix: 8))")
+        #expect(c.verify("server").code == 0)
+    }
+
     @Test func aRevokedDevicesEventsBeforeItsRevocationStillTravelAndNoneAfterAndTheRelayKeepsSyncing() throws {
         let c = Cluster()
         for n in ["server", "tablet", "laptop", "phone"] { _ = c.cli(n, ["init"]) }
