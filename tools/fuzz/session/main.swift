@@ -129,6 +129,10 @@ struct Harness {
                 }
             case .rescan, .resendVectors:
                 require(session.state == .ready, "\(a) in state \(session.state)")
+            case .skipped(let batch, let count, _):
+                // Always followed by the batch's `ingest` (of the events not skipped).
+                require(session.state == .ready, "skipped in state \(session.state)")
+                require(count > 0, "skipped \(count) events of batch \(batch)")
             }
         }
         require(session.unacknowledged <= session.config.window, "\(session.unacknowledged) batches in flight")
