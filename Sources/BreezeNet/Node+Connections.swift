@@ -217,13 +217,17 @@ extension Node {
             }
             switch m {
             case .events, .packed:
-                if peer.batchTurn == turn {
+                if peer.batchTurn != turn { peer.batchTurn = turn; peer.turnEvents = 0 }
+                // A device hands over one batch a turn; a cluster peer (a server, catching up) up to a window's
+                // worth, so a catch-up still commits several batches at once (`Node.yielded`).
+                let cluster = peer.session.grants?.peerIsCluster ?? false
+                if peer.turnEvents > 0 && (!cluster || peer.turnEvents >= Self.clusterEventsPerTurn) {
                     peer.held = rest
                     yielded[peer.id] = peer
                     peer.conn.pauseReading()
                     return
                 }
-                peer.batchTurn = turn
+                if case .events(_, let e) = m { peer.turnEvents += max(1, e.count) } else { peer.turnEvents += config.batchEvents }
             case .ping, .pong, .vectors, .vectorsPart, .reset, .subscribe:
                 guard peer.budget.take(now: now()) else {
                     peer.held = rest

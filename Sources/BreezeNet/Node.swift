@@ -89,12 +89,15 @@ final class Node {
     var lastBudgetSweepMillis: UInt64 = 0
     /// Peers held back by their control budget (only these are looked at every tick).
     var throttled: [Int: Peer] = [:]
-    /// Fairness between peers: each hands over at most one batch of events per turn of the loop; one with more
-    /// waits here (its socket not read) until the next turn (`afterPoll`), so a device flooding batches costs
-    /// every other peer, and every handshake, one batch of its work per turn, not all it managed to send.
+    /// Fairness between peers: a device hands over at most one batch of events per turn of the loop (a cluster
+    /// peer at most `clusterEventsPerTurn` events); one with more waits here (its socket not read) until the
+    /// next turn (`afterPoll`), so a device flooding batches costs every other peer, and every handshake, one
+    /// batch of its work per turn, not all it managed to send.
     var yielded: [Int: Peer] = [:]
     /// The turn of the loop (counted in `afterPoll`).
     var turn: UInt64 = 0
+    /// Events a cluster peer may hand over in one turn (a device: one batch): four default batches, the window.
+    static let clusterEventsPerTurn = 4 * SyncSession.defaultBatchEvents
     /// When the loop last finished polling for I/O: a timeout is never judged on a clock that ran while the
     /// node itself kept the loop busy (the peer's answer may be waiting unread in its socket).
     var lastIOMillis: UInt64 = 0
@@ -135,8 +138,10 @@ final class Node {
         /// Messages decoded but not yet handled because the budget ran out; the socket is not read while
         /// any are held, so a flooding peer's sends block in its own kernel buffers.
         var held: ArraySlice<Message> = []
-        /// The loop turn in which this peer last handed over a batch of events (`Node.yielded`).
+        /// The loop turn in which this peer last handed over a batch of events, and how many events it handed
+        /// over in that turn (`Node.yielded`).
         var batchTurn: UInt64 = .max
+        var turnEvents = 0
         /// Every routed row up to the router's tail was offered to it: it takes its events from the tail.
         var live = false
         /// Has something to read for itself (`Fanout`), and whether it waits for acknowledgements or room.
