@@ -281,7 +281,7 @@ extension Node {
                 peer.conn.decoder.stopsAfterHandshake = false
                 peer.readyMillis = now()
                 leaveHandshake(peer)
-                if let device = peer.session.peerCertificate {
+                if let device = peer.session.peerCertificate, lookups.boundKey(replica) == nil {
                     do { try log.recordReplicaKey(replica, key: device.key, atMillis: SystemClock.nowMillis()) } catch {
                         config.log("recording the key of replica \(replica) failed: \(error)")
                     }

@@ -22,10 +22,22 @@ final class SessionLookups: @unchecked Sendable {
     /// `SyncSession.Config.knownKey`.
     var knownKey: @Sendable (ReplicaID) -> [UInt8]? {
         { [self] replica in
-            guard let key = (try? log.replicaKey(replica)) ?? nil, !revokedKeys.contains(key) else { return nil }
+            guard let key = boundKey(replica), !revokedKeys.contains(key) else { return nil }
             return key
         }
     }
+
+    /// The key the log binds `replica` to. A binding never changes once made (`recordReplicaKey` keeps the
+    /// first), so the ones found are kept in memory: a session asks for every signed event it receives, and a
+    /// batch must not cost a query per event. Not found is asked again (the binding may be made meanwhile).
+    func boundKey(_ replica: ReplicaID) -> [UInt8]? {
+        if let k = boundKeys[replica] { return k }
+        guard let key = (try? log.replicaKey(replica)) ?? nil else { return nil }
+        if boundKeys.count >= 65_536 { boundKeys = [:] }
+        boundKeys[replica] = key
+        return key
+    }
+    private var boundKeys: [ReplicaID: [UInt8]] = [:]
 
     /// The vector this node holds of a stream, for `SyncSession.Config.heldVector`.
     var heldVector: @Sendable (StreamID) -> VersionVector? {

@@ -46,19 +46,6 @@ extension EventLog {
         } catch { throw StoreError.from(error, path: path) }
     }
 
-    /// Replaces the key bound to `replica` (its first key was revoked: the device was enrolled again).
-    public func rebindReplicaKey(_ replica: ReplicaID, key: [UInt8], atMillis: UInt64) throws(StoreError) {
-        do {
-            try db.writeTransaction {
-                let s = try db.cached("INSERT OR REPLACE INTO replica_keys(replica, key, seen_ms) VALUES (?, ?, ?)")
-                try s.bind(1, Int64(bitPattern: replica.rawValue))
-                try s.bind(2, key)
-                try s.bind(3, Int64(bitPattern: atMillis))
-                try s.run()
-            }
-        } catch { throw StoreError.from(error, path: path) }
-    }
-
     func insertReplicaKey(_ replica: ReplicaID, key: [UInt8], atMillis: UInt64) throws {
         let s = try db.cached("INSERT OR IGNORE INTO replica_keys(replica, key, seen_ms) VALUES (?, ?, ?)")
         try s.bind(1, Int64(bitPattern: replica.rawValue))
