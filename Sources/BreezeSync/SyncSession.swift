@@ -636,11 +636,30 @@ public struct SyncSession: Sendable {
         }
         var signatures: [Int: OriginSignature] = [:]
         var refused: [Int: SignatureVerifier.Refusal] = [:]
+        // Events this side already holds, with their signature, are not verified again: storing one is a
+        // no-op (a duplicate) or a refusal (a conflict, counted), whatever its signature, so a peer re-sending
+        // ids costs a lookup each, not an Ed25519 check (a device re-sending its own id with new content, 300
+        // versions a batch, kept the loop busy verifying). Their signatures are not stored (`unverified`).
+        var unverified = Set<Int>()
+        var held: [StreamID: VersionVector] = [:]
         for en in entries {
             guard en.index < events.count else {
                 return fail(.malformed, "a signature for event \(en.index) of a batch of \(events.count)")
             }
-            if let why = verifier.check(events[en.index], en.signature, nowMillis: nowMillis) { refused[en.index] = why } else { signatures[en.index] = en.signature }
+            let e = events[en.index]
+            if let lookup = config.heldVector {
+                let vector: VersionVector?
+                if let v = held[e.stream] { vector = v } else {
+                    vector = lookup(e.stream)
+                    if let v = vector { held[e.stream] = v }
+                }
+                if let v = vector, v.contains(e.id), config.storedSignature(e) != nil {
+                    signatures[en.index] = en.signature
+                    unverified.insert(en.index)
+                    continue
+                }
+            }
+            if let why = verifier.check(e, en.signature, nowMillis: nowMillis) { refused[en.index] = why } else { signatures[en.index] = en.signature }
         }
         let fromDevice = !grants!.peerIsCluster
         let limit = config.wallClock() &+ config.maxFutureMillis
@@ -685,7 +704,7 @@ public struct SyncSession: Sendable {
                 if reason == nil { reason = w }
                 continue
             }
-            if let sig = signatures[i] { keptSignatures[kept.count] = sig }
+            if let sig = signatures[i], !unverified.contains(i) { keptSignatures[kept.count] = sig }
             kept.append(e)
         }
         for e in events { peerVectors[e.stream, default: VersionVector()].advance(to: e.id) }

@@ -69,6 +69,46 @@ struct DeviceBoundsTests {
         print("BOUNDS part=conflicts sent=3000 recorded=\(conflicts) db_growth_bytes=\(size1 - size0)")
     }
 
+    /// A re-sent id the server holds is not verified again (a lookup, not an Ed25519 check, per re-sent event):
+    /// with a signature that does not verify it is refused as a conflict, counted, the session goes on, and the
+    /// held event keeps the signature it was stored with; an event the server does not hold is still checked.
+    @Test func aReSentIdIsAConflictWhateverItsSignatureAndANewEventIsStillChecked() throws {
+        let (c, server, creds) = Self.setUp()
+        let origin = Origin(replica: Self.tablet, epoch: 7)
+        let now = SystemClock.nowMillis()
+        let real = Event(stream: .user("ana"), id: EventID(origin: origin, counter: 1), hlc: HLC(physicalMillis: now, logical: 0),
+                         body: .favouriteAdd(sensor: "102"))
+        guard let p = RawPeer(server), p.handshake(credentials: creds) != nil else { Issue.record("no session"); return }
+        p.send(.vectors([]))
+        for m in Self.signed([real], creds, batch: 1) { p.send(m) }
+        #expect(waitUntil(seconds: 30) { TrustTests.favourites(c, "server").contains("102") })
+        let log0 = try EventLog.openReadOnly(at: c.db("server"))
+        let storedSignature = try log0.signature(of: real)
+        log0.close()
+        #expect(storedSignature != nil)
+        // The same id with other content and a signature of garbage, then the real event again with one.
+        let other = Event(stream: .user("ana"), id: real.id, hlc: real.hlc, body: .favouriteAdd(sensor: "103"))
+        let garbage = OriginSignature(chain: creds.chain.map(\.encoded), signature: [UInt8](repeating: 7, count: 64))
+        p.send(.signatures(batch: 2, [SignatureEntry(index: 0, signature: garbage), SignatureEntry(index: 1, signature: garbage)]))
+        p.send(.events(batch: 2, events: [other, real]))
+        #expect(waitUntil(seconds: 30) { c.logText("server").contains("1 conflicting events refused") })
+        // The session goes on: its next event, signed, is stored; one with a bad signature ends it.
+        let next = Event(stream: .user("ana"), id: EventID(origin: origin, counter: 2), hlc: HLC(physicalMillis: now, logical: 1),
+                         body: .favouriteAdd(sensor: "103"))
+        for m in Self.signed([next], creds, batch: 3) { p.send(m) }
+        #expect(waitUntil(seconds: 30) { TrustTests.favourites(c, "server").contains("103") })
+        let third = Event(stream: .user("ana"), id: EventID(origin: origin, counter: 3), hlc: HLC(physicalMillis: now, logical: 2),
+                          body: .favouriteAdd(sensor: "101"))
+        p.send(.signatures(batch: 4, [SignatureEntry(index: 0, signature: garbage)]))
+        p.send(.events(batch: 4, events: [third]))
+        #expect(waitUntil(seconds: 30) { p.closedByPeer() })
+        let log = try EventLog.openReadOnly(at: c.db("server"))
+        defer { log.close() }
+        #expect(try log.signature(of: real) == storedSignature)
+        #expect(try log.conflicts().count == 1)
+        #expect(!TrustTests.favourites(c, "server").contains("101"), "the event with a bad signature was stored")
+    }
+
     @Test func vectorsOfMadeUpOriginsAndStreamsCostTheServerWhatItHolds() throws {
         let (c, server, creds) = Self.setUp()
         let pid = c.nodes["server"]!.child.pid
