@@ -21,8 +21,11 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     /// Records that `id` (the next counter for its origin) is held.
     public mutating func advance(to id: EventID) {
-        if id.counter > self[id.origin] { self[id.origin] = id.counter }
+        guard id.counter > 0 else { return }
+        Self.raise(&counters[id.origin, default: 0], to: id.counter)     // one lookup of the origin
     }
+
+    private static func raise(_ c: inout UInt64, to n: UInt64) { if n > c { c = n } }
 
     /// Point-wise maximum.
     public func merged(with other: VersionVector) -> VersionVector {

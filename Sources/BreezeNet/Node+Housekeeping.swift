@@ -247,7 +247,7 @@ extension Node {
                 lag = UInt64(max(0, fanout.router.tail - peer.session.cursor))
             } else {
                 // A cluster or dialled peer behind the tail (a few): exact, over the streams it may read.
-                lag = fanout.router.lag(of: peer.session, over: fanout.router.heads.keys.lazy.filter { grants.peerMayRead($0) && peer.session.wants($0) })
+                lag = fanout.router.lag(of: peer.session, over: fanout.router.streams.lazy.filter { grants.peerMayRead($0) && peer.session.wants($0) })
             }
             if peer.isInboundDevice {
                 devices.connected += 1

@@ -30,24 +30,49 @@ struct Router {
 
     /// Every row of the log up to this sequence number has been routed.
     private(set) var tail: Int64
-    /// The version vector of every stream held (as of `tail`).
-    private(set) var heads: [StreamID: VersionVector]
+    /// Per stream, what the log holds of it and the members subscribed to it: one dictionary, so a routed row
+    /// costs one lookup of its stream (a row of a stream nobody wants, the most common on a server, costs that
+    /// and nothing more, however many members there are).
+    private struct Slot {
+        /// What the log holds of the stream (empty: nothing, yet).
+        var head = VersionVector()
+        /// Members that subscribed to the stream (a fact stream).
+        var subscribers = Set<Member>()
+        var isEmpty: Bool { head.counters.isEmpty && subscribers.isEmpty }
+    }
+    private var slots: [StreamID: Slot] = [:]
     private var members: [Member: Interest] = [:]
     /// Members that read the shared streams with no subscription: every fact stream and `public`.
     private var wholeShared = Set<Member>()
-    /// Members that read the shared streams with a subscription: `public` and `byStream`.
+    /// Members that read the shared streams with a subscription: `public` and their streams' `subscribers`.
     private var subscribed = Set<Member>()
     /// Members of scope `cluster`: every user's streams.
     private var clusterScope = Set<Member>()
-    /// Subscribed fact streams.
-    private var byStream: [StreamID: Set<Member>] = [:]
     /// Members of scope `user:<id>`, by id: that user's streams.
     private var byUser: [String: Set<Member>] = [:]
 
     /// A router whose log holds `heads` and ends at sequence number `tail` (read in one snapshot).
     init(tail: Int64, heads: [StreamID: VersionVector]) {
         self.tail = tail
-        self.heads = heads
+        for (s, v) in heads where !v.counters.isEmpty { slots[s] = Slot(head: v) }
+    }
+
+    /// The version vector of every stream held (as of `tail`). Built on each call (it costs the streams held):
+    /// for status and tests; `head(of:)` for one stream.
+    var heads: [StreamID: VersionVector] {
+        var out: [StreamID: VersionVector] = [:]
+        out.reserveCapacity(slots.count)
+        for (s, slot) in slots where !slot.head.counters.isEmpty { out[s] = slot.head }
+        return out
+    }
+
+    /// Every stream the router knows (held, or subscribed to by a member): `head(of:)` says what is held.
+    var streams: Dictionary<StreamID, some Any>.Keys { slots.keys }
+
+    /// What the log holds of `stream` (as of `tail`), nil when nothing.
+    func head(of stream: StreamID) -> VersionVector? {
+        guard let v = slots[stream]?.head, !v.counters.isEmpty else { return nil }
+        return v
     }
 
     /// Members registered now.
@@ -65,7 +90,7 @@ struct Router {
         if interest.readsShared {
             if let sub = interest.subscription {
                 subscribed.insert(m)
-                for s in sub { byStream[s, default: []].insert(m) }
+                for s in sub { slots[s, default: Slot()].subscribers.insert(m) }
             } else {
                 wholeShared.insert(m)
             }
@@ -82,8 +107,8 @@ struct Router {
         wholeShared.remove(m)
         subscribed.remove(m)
         for s in old.subscription ?? [] {
-            byStream[s]?.remove(m)
-            if byStream[s]?.isEmpty == true { byStream[s] = nil }
+            slots[s]?.subscribers.remove(m)
+            if slots[s]?.isEmpty == true { slots[s] = nil }
         }
         switch old.scope {
         case .cluster: clusterScope.remove(m)
@@ -95,13 +120,17 @@ struct Router {
 
     /// Calls `body` for every member that may want events of `stream` (its grants and subscription).
     func forEachInterested(in stream: StreamID, _ body: (Member) -> Void) {
+        forEachInterested(in: stream, subscribers: slots[stream]?.subscribers ?? [], body)
+    }
+
+    private func forEachInterested(in stream: StreamID, subscribers: Set<Member>, _ body: (Member) -> Void) {
         switch stream {
         case .public:
             for m in wholeShared { body(m) }
             for m in subscribed { body(m) }
         case .sensor, .pollen, .climate:
             for m in wholeShared { body(m) }
-            for m in byStream[stream] ?? [] { body(m) }
+            for m in subscribers { body(m) }
         case .user(let id), .health(let id):
             for m in clusterScope { body(m) }
             for m in byUser[id] ?? [] { body(m) }
@@ -115,10 +144,16 @@ struct Router {
         var out: [Member: [(seq: Int64, event: Event)]] = [:]
         for row in rows where row.seq > tail {
             tail = row.seq
-            heads[row.event.stream, default: VersionVector()].advance(to: row.event.id)
-            forEachInterested(in: row.event.stream) { out[$0, default: []].append(row) }
+            let subscribers = Self.advance(&slots[row.event.stream, default: Slot()], to: row.event.id)
+            forEachInterested(in: row.event.stream, subscribers: subscribers) { out[$0, default: []].append(row) }
         }
         return out
+    }
+
+    /// One lookup of the row's stream: its head moves, its subscribers are read.
+    private static func advance(_ slot: inout Slot, to id: EventID) -> Set<Member> {
+        slot.head.advance(to: id)
+        return slot.subscribers
     }
 
     /// Moves `tail` to `seq` without rows (the log ends there with nothing new to route).
@@ -128,7 +163,11 @@ struct Router {
     /// stays: rows committed since are still to be routed (their events may be in `heads` already, which
     /// only makes a catch-up plan read a stream the tail would have brought too).
     mutating func reload(heads: [StreamID: VersionVector]) {
-        self.heads = heads
+        for s in Array(slots.keys) {
+            slots[s]!.head = heads[s] ?? VersionVector()
+            if slots[s]!.isEmpty { slots[s] = nil }
+        }
+        for (s, v) in heads where slots[s] == nil && !v.counters.isEmpty { slots[s] = Slot(head: v) }
     }
 
     /// The vectors a session sends (`Protocol/sync.md` 6.1): every stream the peer may write here. A device
@@ -136,10 +175,12 @@ struct Router {
     func vectors(for grants: Grants) -> [StreamID: VersionVector] {
         if case .user(let id) = grants.scope, !grants.peerMayWrite(.public) {
             var out: [StreamID: VersionVector] = [:]
-            for s in [StreamID.user(id), .health(id)] { if let v = heads[s] { out[s] = v } }
+            for s in [StreamID.user(id), .health(id)] { if let v = head(of: s) { out[s] = v } }
             return out
         }
-        return heads.filter { grants.peerMayWrite($0.key) }
+        var out: [StreamID: VersionVector] = [:]
+        for (s, slot) in slots where !slot.head.counters.isEmpty && grants.peerMayWrite(s) { out[s] = slot.head }
+        return out
     }
 
     /// The streams a session that reads by stream must catch up (`SyncSession.catchUpByStream`): those it
@@ -149,7 +190,7 @@ struct Router {
         guard let grants = session.grants, let sub = session.peerSubscription else { return [] }
         var out: [StreamID] = []
         func consider(_ s: StreamID) {
-            guard let held = heads[s], (session.peerVectors[s] ?? VersionVector()).missing(from: held) > 0 else { return }
+            guard let held = head(of: s), (session.peerVectors[s] ?? VersionVector()).missing(from: held) > 0 else { return }
             out.append(s)
         }
         consider(.public)
@@ -158,7 +199,7 @@ struct Router {
             consider(.user(id))
             consider(.health(id))
         case .cluster:
-            for s in heads.keys where !s.isFactPartition && s != .public { consider(s) }
+            for s in slots.keys where !s.isFactPartition && s != .public { consider(s) }
         }
         for s in sub { consider(s) }
         return out
@@ -168,7 +209,7 @@ struct Router {
     func lag(of session: SyncSession, over streams: some Sequence<StreamID>) -> UInt64 {
         var n: UInt64 = 0
         for s in streams {
-            guard let held = heads[s] else { continue }
+            guard let held = head(of: s) else { continue }
             n += (session.peerVectors[s] ?? VersionVector()).missing(from: held)
         }
         return n

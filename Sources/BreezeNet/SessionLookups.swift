@@ -41,7 +41,7 @@ final class SessionLookups: @unchecked Sendable {
 
     /// The vector this node holds of a stream, for `SyncSession.Config.heldVector`.
     var heldVector: @Sendable (StreamID) -> VersionVector? {
-        { [self] stream in fanout?.router.heads[stream] }
+        { [self] stream in fanout?.router.head(of: stream) }
     }
 
     /// The floor of `stream`, or `.zero` when it holds no flagged event or cannot be read (the bound then

@@ -30,11 +30,11 @@ enum BenchCommand {
           appends N settings events (default 100000) in transactions of B (default 1000), then replays them
                breeze-bench fanout [--devices D] [--sensors S] [--radius KM] [--history-minutes M] [--idle-seconds I]
                                    [--feed-seconds F] [--rates 1,10] [--dark-sensors K] [--restart yes|no] [--connect-limit SECONDS]
-                                   [--servers K] [--dir DIR] [--json]
+                                   [--unwanted-rate M] [--unwanted-pairs P] [--servers K] [--dir DIR] [--json]
           D device sessions (default 1000; one process, one loop) against a `breeze node` holding a city of S sensors
           (2000) with M minutes of readings (60): connect and catch-up time, memory per session and CPU when idle,
           commit-to-device latency and CPU per reading at a city's rate and multiples, the CPU of readings no device
-          wants (K sensors nobody subscribes to, default 2,000), recovery after a restart; --servers K: K nodes meshed, devices
+          wants (K sensors nobody subscribes to, default 2,000, at M times a city's rate, default 2,000, P windows, 12), recovery after a restart; --servers K: K nodes meshed, devices
           spread over them, the feed on the first, the last killed (failover)
                breeze-bench hostile [--seconds S] [--dir DIR] [--json]
           one enrolled device attacks a `breeze node` for S seconds each way (default 8: re-sent ids, made-up
@@ -53,7 +53,7 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds"],
+                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds"],
                               flags: ["no-compare"], usage: usage)
         let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|hostile|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }

@@ -124,9 +124,11 @@ struct Report {
         out.append("(one every 2 minutes each, as a live feed writes them) and D device sessions in the bench's process (`DeviceSwarm`:")
         out.append("one libuv loop, a certificate and a subscription each: the sensors within 2 km of a random point, about 15),")
         out.append("node and devices on the same machine. One run each (not the median of several). Load is the 1-minute load average")
-        out.append("when the phase ended.")
+        out.append("when the phase ended. The CPU of a reading no device wants is measured twice in each run, with the first")
+        out.append("10 devices connected before the others dial and with all of them, at 2,000 times a city's rate beside idle windows;")
+        out.append("its ratio is the run's own (the same machine, minutes apart).")
         out.append("")
-        out.append("| devices | all authenticated (handshakes/s) | all caught up | node memory a session | node CPU idle | city's rate: commit to device p50 / p99 / max | 10x: p99 | CPU a reading no device wants, beyond idle | restart: all current | load |")
+        out.append("| devices | all authenticated (handshakes/s) | all caught up | node memory a session | node CPU idle | city's rate: commit to device p50 / p99 / max | 10x: p99 | CPU a reading no device wants, beyond idle: all devices / 10 devices | restart: all current | load |")
         out.append("|---|---|---|---|---|---|---|---|---|---|")
         for d in sizes.fanout {
             let j = "fanout\(d)"
@@ -134,25 +136,26 @@ struct Report {
                 + "\(secs(r.median(j, "allCaughtUpSeconds"))) (\(n(r.median(j, "catchUpBytesPerDevice"))) bytes a device) | "
                 + "\(f2(r.median(j, "residentKiBPerSession"))) KiB | \(pct(r.median(j, "idleCPUShare"))) of a core | "
                 + "\(ms(r.median(j, "feed1P50Millis"))) / \(ms(r.median(j, "feed1P99Millis"))) / \(ms(r.median(j, "feed1MaxMillis"))) | "
-                + "\(ms(r.median(j, "feed10P99Millis"))) | \(f2(r.median(j, "unwantedCPUMicrosPerReading"))) ± \(f2(r.median(j, "unwantedCPUMicrosStandardError"))) µs | "
+                + "\(ms(r.median(j, "feed10P99Millis"))) | \(f2(r.median(j, "unwantedCPUMicrosPerReading"))) ± \(f2(r.median(j, "unwantedCPUMicrosStandardError"))) µs / "
+                + "\(f2(r.median(j, "unwantedBaselineCPUMicrosPerReading"))) ± \(f2(r.median(j, "unwantedBaselineCPUMicrosStandardError"))) µs: \(ratio(r.median(j, "unwantedRatio")))x | "
                 + "\(secs(r.median(j, "restartCurrentSeconds"))) | \(r.string(j, "feed1Load") ?? "-") |")
         }
         out.append("")
-        guard let big = sizes.fanout.max(), let small = sizes.fanout.min(), big >= 10_000 else { return }
-        let jb = "fanout\(big)", js = "fanout\(small)"
+        guard let big = sizes.fanout.max(), big >= 10_000 else { return }
+        let jb = "fanout\(big)"
         out.append("| goal (issue 31), \(n(big)) devices | measured | met |")
         out.append("|---|---|---|")
         let caught = r.median(jb, "allCaughtUpSeconds"), back = r.median(jb, "restartCurrentSeconds")
         let kib = r.median(jb, "residentKiBPerSession"), idle = r.median(jb, "idleCPUShare"), p99 = r.median(jb, "feed1P99Millis")
-        let ub = r.median(jb, "unwantedCPUMicrosPerReading"), us = r.median(js, "unwantedCPUMicrosPerReading")
-        let eb = r.median(jb, "unwantedCPUMicrosStandardError") ?? 0, es = r.median(js, "unwantedCPUMicrosStandardError") ?? 0
-        let unwanted = ub.flatMap { b in us.map { b / max($0, 1e-9) } }
+        let ub = r.median(jb, "unwantedCPUMicrosPerReading"), us = r.median(jb, "unwantedBaselineCPUMicrosPerReading")
+        let eb = r.median(jb, "unwantedCPUMicrosStandardError") ?? 0, es = r.median(jb, "unwantedBaselineCPUMicrosStandardError") ?? 0
+        let unwanted = r.median(jb, "unwantedRatio")
         out.append("| all authenticated and caught up within 120 s of dialling together | \(secs(caught)) | \(atMost(caught, 120)) |")
         out.append("| after a restart, all back and current within 60 s | \(secs(back)) | \(atMost(back, 60)) |")
         out.append("| node memory at most 64 KiB per idle session | \(f2(kib)) KiB | \(atMost(kib, 64)) |")
         out.append("| node CPU with every session idle at most 5% of a core | \(pct(idle)) | \(atMost(idle.map { $0 * 100 }, 5)) |")
         out.append("| every subscribed device has each reading within p99 250 ms of the commit (city's rate) | \(ms(p99)) | \(atMost(p99, 250)) |")
-        out.append("| CPU per reading within 1.3x of \(n(small)) devices, where only interested sessions cost (readings no device wants, beyond idle) | \(f2(ub)) ± \(f2(eb)) µs against \(f2(us)) ± \(f2(es)) µs: \(ratio(unwanted))x | \(atMost(unwanted, 1.3)) |")
+        out.append("| CPU per reading within 1.3x of 10 devices, where only interested sessions cost (readings no device wants, beyond idle, both in the same run) | \(f2(ub)) ± \(f2(eb)) µs against \(f2(us)) ± \(f2(es)) µs: \(ratio(unwanted))x | \(atMost(unwanted, 1.3)) |")
         out.append("")
     }
 

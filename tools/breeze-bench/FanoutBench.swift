@@ -21,9 +21,11 @@ import BreezeSync
 ///    minutes; and `--rates` multiples), one commit a second as a provider feed would; for each reading and
 ///    each device subscribed to its sensor, the time from the commit to the device having it (p50, p99,
 ///    max); the node's CPU per reading and per delivery;
-/// 4. unwanted: readings at 500 times a city's rate of `--dark-sensors` sensors (default 2,000) no device
-///    subscribes to, in windows beside windows of idle: their cost per reading must not grow with the
-///    sessions connected (only interested sessions cost), so compare it between runs with few and many devices;
+/// 4. unwanted: readings at `--unwanted-rate` times a city's rate (default 2,000: about 33,000 a second, so
+///    their cost stands well above the idle node's, whose variation is the measurement's noise) of
+///    `--dark-sensors` sensors (default 2,000) no device subscribes to, in `--unwanted-pairs` windows (12)
+///    beside windows of idle: their cost per reading must not grow with the sessions connected (only interested
+///    sessions cost), so compare it between runs with few and many devices;
 /// 5. restart: the node is killed (SIGKILL) while a minute of readings is written, and started again on the
 ///    same port; when every device is back and holds what the server holds.
 ///
@@ -45,6 +47,8 @@ enum FanoutBench {
         }
         let dark = try BenchCommand.positive(a.options["dark-sensors"], "--dark-sensors", default: 2000)
         let restart = a.options["restart"] != "no"
+        let unwantedRate = try BenchCommand.positive(a.options["unwanted-rate"], "--unwanted-rate", default: 2000)
+        let unwantedPairs = try BenchCommand.positive(a.options["unwanted-pairs"], "--unwanted-pairs", default: 12)
         let serverCount = try BenchCommand.positive(a.options["servers"], "--servers", default: 1)
         let dir: String
         if let d = a.options["dir"] { dir = d } else { dir = try BenchCommand.temporaryDirectory() }
@@ -137,11 +141,68 @@ enum FanoutBench {
         }
         func sample() -> ProcessSample { ProcessSample(nodes.map(\.pid)) }
         usleep(500_000)
-        let baseline = sample()
+        var baseline = sample()
         report("fanout: \(devicesCount) devices, a city of \(sensors) sensors with \(historyMinutes) min of readings (\(feeder.written) events), "
                + "\(BenchCommand.fmt2(perDevice)) sensors a device (radius \(radius) km); "
                + "\(serverCount == 1 ? "one node" : "\(serverCount) nodes meshed") and the load on one machine (\(Machine.cores) cores)",
                [("historyEvents", .int(Int64(feeder.written))), ("sensorsPerDevice", .double(perDevice)), ("servers", .int(Int64(serverCount)))])
+
+        // What a reading no device wants costs the node: readings of the dark sensors at `--unwanted-rate` times
+        // a city's rate, in windows of 4 s alternating with 4 s of idle, so what they cost is measured against
+        // the idle cost right beside it (the difference of each pair, averaged; the spread says how far the
+        // figure can be trusted).
+        let cityRate = Double(sensors) / Double(stepSeconds)          // readings a second
+        struct Unwanted { var mean: Double; var se: Double; var readings: Int; var perSecond: Double; var window: Int }
+        func unwantedCost(_ label: String) throws(CLIError) -> Unwanted {
+            let perSecond = cityRate * Double(unwantedRate)
+            var diffs: [Double] = []
+            var readings = 0
+            let window = min(4, feedSeconds)
+            for pair in 0..<unwantedPairs {
+                let i0 = sample()
+                usleep(UInt32(window) * 1_000_000)
+                let i1 = sample()
+                let start = SystemClock.monotonicSeconds()
+                var written = 0
+                while SystemClock.monotonicSeconds() - start < Double(window) {
+                    let due = Int((SystemClock.monotonicSeconds() - start + 0.25) * perSecond) - written
+                    if due > 0 {
+                        do { try feeder.write(count: due, at: clock, dark: true) } catch { throw CLIError.failure("bench fanout: feeding: \(error)") }
+                        written += due
+                        clock += 1
+                    }
+                    usleep(250_000)
+                }
+                usleep(500_000)            // (the node routes the last commit)
+                let f1 = sample()
+                let idleRate = (i1.cpuSeconds - i0.cpuSeconds) / (i1.wallSeconds - i0.wallSeconds)
+                let extra = (f1.cpuSeconds - i1.cpuSeconds) - idleRate * (f1.wallSeconds - i1.wallSeconds)
+                diffs.append(extra / Double(max(written, 1)))
+                readings += written
+                progress("\(label): pair \(pair + 1) of \(unwantedPairs)")
+            }
+            let mean = diffs.reduce(0, +) / Double(diffs.count)
+            let sd = (diffs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(diffs.count - 1, 1))).squareRoot()
+            return Unwanted(mean: mean, se: sd / Double(diffs.count).squareRoot(), readings: readings, perSecond: perSecond, window: window)
+        }
+
+        // 0. The baseline of the unwanted readings' cost, in this run: the first 10 devices connected, measured,
+        // and gone again before everyone dials (with 10 devices or fewer, none: the run is its own baseline).
+        let baselineDevices = min(10, devicesCount)
+        var unwantedBaseline: Unwanted?
+        if devicesCount > baselineDevices {
+            let few = DeviceSwarm(devices: Array(devices[0..<baselineDevices]), settings: .init(servers: addresses))
+            few.expect(try expectedVectors(db, Array(wanted[0..<baselineDevices])))
+            do { try few.start() } catch { throw .failure("bench fanout: \(error)") }
+            let t = SystemClock.monotonicSeconds()
+            while few.snapshot().caughtUp < baselineDevices && SystemClock.monotonicSeconds() - t < 120 { usleep(100_000) }
+            guard few.snapshot().caughtUp == baselineDevices else { throw .failure("bench fanout: the baseline's \(baselineDevices) devices did not catch up in 120 s") }
+            usleep(2_000_000)
+            unwantedBaseline = try unwantedCost("unwanted, \(baselineDevices) devices")
+            few.stop()
+            usleep(2_000_000)      // (the node sees them go)
+            baseline = sample()    // (memory per session and the connect's CPU from here)
+        }
 
         // 1. Connect.
         let swarm = DeviceSwarm(devices: devices, settings: .init(servers: addresses))
@@ -185,7 +246,6 @@ enum FanoutBench {
                 ("nodeResidentMiB", .double(Double(idle1.residentKiB) / 1024)), ("idleBytesPerDeviceDay", .double(idleBytesPerDeviceDay)), ("baselineResidentMiB", .double(Double(baseline.residentKiB) / 1024))])
 
         // 3. Feed at a city's rate and multiples.
-        let cityRate = Double(sensors) / Double(stepSeconds)          // readings a second
         for m in rates {
             _ = swarm.takeLatencies()
             let perSecond = cityRate * Double(m)
@@ -228,44 +288,20 @@ enum FanoutBench {
                     ("feed\(m)WireBytesPerDelivery", .double(bytes / Double(max(lat.count, 1)))), ("feed\(m)Load", .string(Machine.loadAverage()))])
         }
 
-        // 4. Readings nobody wants, at 500 times a city's rate (each sensor's in its own event), in windows of 4 s
-        // alternating with 4 s of idle,
-        // so what they cost is measured against the idle cost right beside it (the difference of each pair,
-        // averaged; the spread says how far the figure can be trusted).
+        // 4. Readings nobody wants, at the same rate as the baseline's (before the connect), with every device
+        // connected: the ratio of the two is the run's figure.
         do {
-            let perSecond = cityRate * 500
-            var diffs: [Double] = []
-            var readings = 0
-            let window = min(4, feedSeconds), pairs = 8
-            for pair in 0..<pairs {
-                let i0 = sample()
-                usleep(UInt32(window) * 1_000_000)
-                let i1 = sample()
-                let start = SystemClock.monotonicSeconds()
-                var written = 0
-                while SystemClock.monotonicSeconds() - start < Double(window) {
-                    let due = Int((SystemClock.monotonicSeconds() - start + 0.25) * perSecond) - written
-                    if due > 0 {
-                        do { try feeder.write(count: due, at: clock, dark: true) } catch { throw CLIError.failure("bench fanout: feeding: \(error)") }
-                        written += due
-                        clock += 1
-                    }
-                    usleep(250_000)
-                }
-                usleep(500_000)            // (the node routes the last commit)
-                let f1 = sample()
-                let idleRate = (i1.cpuSeconds - i0.cpuSeconds) / (i1.wallSeconds - i0.wallSeconds)
-                let extra = (f1.cpuSeconds - i1.cpuSeconds) - idleRate * (f1.wallSeconds - i1.wallSeconds)
-                diffs.append(extra / Double(max(written, 1)))
-                readings += written
-                progress("unwanted: pair \(pair + 1) of \(pairs)")
-            }
-            let mean = diffs.reduce(0, +) / Double(diffs.count)
-            let sd = (diffs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(diffs.count - 1, 1))).squareRoot()
-            let se = sd / Double(diffs.count).squareRoot()
-            report("unwanted (\(BenchCommand.fmt(perSecond)) readings/s of \(dark) sensors no device wants, \(pairs) windows of \(window) s beside \(window) s idle, \(readings) readings): "
-                   + "node CPU \(BenchCommand.fmt2(mean * 1e6)) us a reading beyond idle (standard error \(BenchCommand.fmt2(se * 1e6)) us); load \(Machine.loadAverage())",
-                   [("unwantedCPUMicrosPerReading", .double(mean * 1e6)), ("unwantedCPUMicrosStandardError", .double(se * 1e6)),
+            let u = try unwantedCost("unwanted")
+            let ratio = unwantedBaseline.map { u.mean / max($0.mean, 1e-12) }
+            report("unwanted (\(BenchCommand.fmt(u.perSecond)) readings/s of \(dark) sensors no device wants, \(unwantedPairs) windows of \(u.window) s beside \(u.window) s idle, \(u.readings) readings): "
+                   + "node CPU \(BenchCommand.fmt2(u.mean * 1e6)) us a reading beyond idle (standard error \(BenchCommand.fmt2(u.se * 1e6)) us)"
+                   + (unwantedBaseline.map { b in "; with \(baselineDevices) devices before the connect \(BenchCommand.fmt2(b.mean * 1e6)) us (standard error \(BenchCommand.fmt2(b.se * 1e6)) us): \(BenchCommand.fmt2(ratio ?? 0))x" } ?? "")
+                   + "; load \(Machine.loadAverage())",
+                   [("unwantedCPUMicrosPerReading", .double(u.mean * 1e6)), ("unwantedCPUMicrosStandardError", .double(u.se * 1e6)),
+                    ("unwantedBaselineDevices", .int(Int64(baselineDevices))),
+                    ("unwantedBaselineCPUMicrosPerReading", unwantedBaseline.map { .double($0.mean * 1e6) } ?? .null),
+                    ("unwantedBaselineCPUMicrosStandardError", unwantedBaseline.map { .double($0.se * 1e6) } ?? .null),
+                    ("unwantedRatio", ratio.map { .double($0) } ?? .null),
                     ("unwantedLoad", .string(Machine.loadAverage()))])
         }
 
