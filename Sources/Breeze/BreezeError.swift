@@ -2,7 +2,8 @@ import BreezeStore
 import BreezeImport
 
 /// Why a `Replica` operation failed. A struct over a private code (as swift-nio's errors are), so new kinds
-/// can be added without breaking callers: match with `~=`, e.g. `catch let e where e ~= .notPresent`.
+/// can be added without breaking callers: match a kind as a pattern, e.g. `catch BreezeError.notPresent { }`
+/// (or `BreezeError.notPresent ~= error`).
 ///
 /// `description` is one line for a person, naming the input and the problem; `underlying` keeps the error
 /// of the layer below (the store's SQLite error, an importer's parse error, the node's start failure) for a
@@ -10,7 +11,7 @@ import BreezeImport
 ///
 /// ```swift
 /// do { try replica.removeFavourite("131075") }
-/// catch let e where BreezeError.notPresent ~= e { /* already gone: nothing to do */ }
+/// catch BreezeError.notPresent { /* already gone: nothing to do */ }
 /// catch { showAlert(error.description) }
 /// ```
 public struct BreezeError: Error, CustomStringConvertible, Sendable {

@@ -28,9 +28,9 @@ public final class ReadOnlyObserver: Sendable {
     /// Observes a value computed from the database: at once, then after every commit that changes it.
     public func observe<Value: Equatable & Sendable>(
         _ fetch: @escaping @Sendable (ReplicaSnapshot) throws -> Value
-    ) -> Observation<Value> {
+    ) -> ValueObservation<Value> {
         let center = self.center
-        return Observation { sink in
+        return ValueObservation { sink in
             let id = center.add(ValueSubscriber(fetch: fetch, sink: sink))
             return { center.remove(id) }
         }

@@ -5,7 +5,7 @@ import BreezeStore
 /// temperatures, glucose monitors: `Importers.all`).
 extension Replica {
     /// What one import did.
-    public struct ImportSummary: Sendable, Equatable {
+    public struct ImportSummary: Sendable, Equatable, Codable {
         /// The file (or the name given to `importData`).
         public var file: String
         /// The format it was read as.

@@ -1,4 +1,4 @@
-/// Live read models: each is an `Observation`, an `AsyncSequence` that yields at once, then after every
+/// Live read models: each is an `ValueObservation`, an `AsyncSequence` that yields at once, then after every
 /// commit that changes the value.
 extension Replica {
     /// Observes any value computed from the replica, as GRDB's `ValueObservation.tracking` does: `fetch` runs
@@ -10,9 +10,9 @@ extension Replica {
     /// ```
     public func observe<Value: Equatable & Sendable>(
         _ fetch: @escaping @Sendable (ReplicaSnapshot) throws -> Value
-    ) -> Observation<Value> {
+    ) -> ValueObservation<Value> {
         let center = observers
-        return Observation { sink in
+        return ValueObservation { sink in
             let id = center.add(ValueSubscriber(fetch: fetch, sink: sink))
             return { center.remove(id) }
         }
@@ -28,7 +28,7 @@ extension Replica {
     ///
     /// The parameters are fixed for the observation, `now` included (no screen reads the clock): observe again
     /// with a later `now` to move time on.
-    public func observe<S: Screen>(_ screen: S.Type, _ parameters: ScreenParameters) -> Observation<S.Model> {
+    public func observe<S: Screen>(_ screen: S.Type, _ parameters: ScreenParameters) -> ValueObservation<S.Model> {
         observe { try $0.screen(screen, parameters) }
     }
 
@@ -37,7 +37,7 @@ extension Replica {
     /// ```swift
     /// for try await state in replica.observeState() { unitToggle.isOn = state.effectiveUnit == .fahrenheit }
     /// ```
-    public func observeState(user: String? = nil) -> Observation<UserState> {
+    public func observeState(user: String? = nil) -> ValueObservation<UserState> {
         let u = user ?? options.user
         return observe { try $0.state(user: u) }
     }

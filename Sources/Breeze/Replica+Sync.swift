@@ -97,9 +97,9 @@ extension Replica {
     ///     badge.text = s.connectedPeers.isEmpty ? "offline" : "synced"
     /// }
     /// ```
-    public func observeSyncStatus() -> Observation<SyncStatus> {
+    public func observeSyncStatus() -> ValueObservation<SyncStatus> {
         let hub = syncStatus
-        return Observation { sink in
+        return ValueObservation { sink in
             let id = hub.add(sink)
             return { hub.remove(id) }
         }

@@ -7,7 +7,7 @@ import BreezeNet
 /// ```swift
 /// let behind = replica.currentSyncStatus.peers.map { $0.lag[.user("ana")]?.weLack ?? 0 }.max() ?? 0
 /// ```
-public struct SyncStatus: Equatable, Sendable {
+public struct SyncStatus: Equatable, Codable, Sendable {
     /// True while the node runs.
     public var running: Bool
     /// The address it accepts peers on (with the real port when port 0 was asked), or nil.
@@ -21,6 +21,15 @@ public struct SyncStatus: Equatable, Sendable {
     /// a new one a month ahead (a third of its lifetime for a short one) and this moves when it installed it.
     public var certificateNotAfter: UInt64?
 
+    /// A status of your own making (SwiftUI previews, tests); the node reports real ones.
+    public init(running: Bool, listenAddress: String?, peers: [Peer], devicesConnected: Int = 0, certificateNotAfter: UInt64? = nil) {
+        self.running = running
+        self.listenAddress = listenAddress
+        self.peers = peers
+        self.devicesConnected = devicesConnected
+        self.certificateNotAfter = certificateNotAfter
+    }
+
     /// Not running, no peers.
     public static let stopped = SyncStatus(running: false, listenAddress: nil, peers: [])
 
@@ -28,7 +37,10 @@ public struct SyncStatus: Equatable, Sendable {
     public var connectedPeers: [Peer] { peers.filter(\.connected) }
 
     /// One peer.
-    public struct Peer: Equatable, Sendable {
+    public struct Peer: Equatable, Codable, Identifiable, Sendable {
+        /// The direction and address, e.g. `outbound 10.0.0.2:7070` (`Identifiable`: a dialled peer and one
+        /// that dialled in may share an address).
+        public var id: String { (isOutbound ? "outbound " : "inbound ") + address }
         /// `host:port` as configured, or as seen for an inbound peer.
         public var address: String
         /// True when this node dials it (a configured peer), false for one that dialled in.
@@ -48,10 +60,26 @@ public struct SyncStatus: Equatable, Sendable {
         /// Per stream: how many events one side holds that the other lacks, as last known (the peer's
         /// vectors are those it sent, advanced by everything exchanged since).
         public var lag: [StreamID: Lag]
+
+        /// A peer with nothing exchanged yet (for SwiftUI previews and tests; the node reports real ones).
+        public init(address: String, isOutbound: Bool, connected: Bool, replica: String? = nil, scope: String? = nil,
+                    lastContactMillis: UInt64? = nil, sent: Int = 0, received: Int = 0, note: String? = nil,
+                    lag: [StreamID: Lag] = [:]) {
+            self.address = address
+            self.isOutbound = isOutbound
+            self.connected = connected
+            self.replica = replica
+            self.scope = scope
+            self.lastContactMillis = lastContactMillis
+            self.sent = sent
+            self.received = received
+            self.note = note
+            self.lag = lag
+        }
     }
 
     /// How far apart two replicas are on one stream.
-    public struct Lag: Equatable, Sendable {
+    public struct Lag: Equatable, Codable, Sendable {
         /// Events this replica holds that the peer lacks.
         public var peerLacks: UInt64
         /// Events the peer holds that this replica lacks.
@@ -80,12 +108,6 @@ public struct SyncStatus: Equatable, Sendable {
                         replica: p.replica, scope: p.scope, lastContactMillis: p.lastContactMillis, sent: p.sent,
                         received: p.received, note: p.note, lag: lag)
         }.sorted { ($0.address, $0.isOutbound ? 0 : 1) < ($1.address, $1.isOutbound ? 0 : 1) }
-    }
-
-    init(running: Bool, listenAddress: String?, peers: [Peer]) {
-        self.running = running
-        self.listenAddress = listenAddress
-        self.peers = peers
     }
 }
 

@@ -235,3 +235,5 @@ public struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
         id.encode(into: &w)
     }
 }
+
+extension Stamp: Codable {}

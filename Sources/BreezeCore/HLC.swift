@@ -90,3 +90,5 @@ public struct HybridClock: Sendable {
         return skewed
     }
 }
+
+extension HLC: Codable {}

@@ -78,3 +78,7 @@ public struct LWWMap<Key: Hashable & Comparable & Sendable, Value: Hashable & Se
     /// Keys in ascending order.
     public var sortedKeys: [Key] { entries.keys.sorted() }
 }
+
+// Codable when the values are (a `UserState` stored by an app, say): the fields as declared.
+extension LWWRegister: Codable where Value: Codable {}
+extension LWWMap: Codable where Key: Codable, Value: Codable {}

@@ -85,3 +85,7 @@ public struct FactSet<Key: Hashable & Comparable & Sendable, Value: Hashable & S
         return out
     }
 }
+
+// Codable when the elements are: the fields as declared.
+extension ORSet: Codable where Element: Codable {}
+extension FactSet: Codable where Key: Codable, Value: Codable {}

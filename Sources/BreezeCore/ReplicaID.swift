@@ -109,3 +109,8 @@ public struct EventID: Hashable, Comparable, Sendable, CustomStringConvertible {
         return EventID(origin: Origin(replica: replica, epoch: UInt32(epoch)), counter: counter)
     }
 }
+
+// Codable (a stored or transmitted `UserState`, say): the fields as declared.
+extension ReplicaID: Codable {}
+extension Origin: Codable {}
+extension EventID: Codable {}

@@ -119,3 +119,9 @@ public struct DataSource: Hashable, Sendable {
     /// The source with this id, if known.
     public static func named(_ id: String) -> DataSource? { catalog.first { $0.id == id } }
 }
+
+// Codable: the raw values, as stored in events.
+extension AQICategory: Codable {}
+extension OnClear: Codable {}
+extension TemperatureUnit: Codable {}
+extension BiomarkerTarget: Codable {}

@@ -168,3 +168,31 @@ public enum StreamError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// A stream is encoded as its text form (`user:ana`, `sensor:purpleair:123`), and decoded by `init(parsing:)`:
+/// a dictionary keyed by streams (`SyncStatus.Peer.lag`) becomes a JSON object.
+extension StreamID: Codable, CodingKeyRepresentable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        self = try StreamID(parsing: try c.decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+
+    public var codingKey: any CodingKey { StreamCodingKey(stringValue: description) }
+
+    public init?<T: CodingKey>(codingKey: T) {
+        guard let s = try? StreamID(parsing: codingKey.stringValue) else { return nil }
+        self = s
+    }
+
+    private struct StreamCodingKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}

@@ -187,3 +187,7 @@ public struct UserState: Hashable, Sendable {
         ])
     }
 }
+
+/// A user's state encodes whole, CRDT metadata included (what an app stores between launches, or hands to
+/// a widget): decoded, it merges and hashes as the original.
+extension UserState: Codable {}

@@ -18,7 +18,7 @@ public struct ImportRecord: Sendable, Equatable {
 }
 
 /// A row that was skipped, and why. Reported as `file:line: reason`.
-public struct ImportIssue: Sendable, Equatable, CustomStringConvertible {
+public struct ImportIssue: Sendable, Equatable, Codable, CustomStringConvertible {
     public var file: String
     public var line: Int
     public var reason: String

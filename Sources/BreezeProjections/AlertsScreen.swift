@@ -82,7 +82,9 @@ public enum AlertsScreen: Screen {
     }
 
     /// A watched sensor and its reading now.
-    public struct Watched: Codable, Equatable, Sendable {
+    public struct Watched: Codable, Equatable, Identifiable, Sendable {
+        /// The watched sensor, `source:sensorId` (its id alone when its source is not known) (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { source.map { "\($0):\(sensorId)" } ?? sensorId }
         /// The sensor's id within its source (as watched when it is not registered).
         public var sensorId: String
         /// The source; nil when the sensor is not registered.
@@ -109,7 +111,9 @@ public enum AlertsScreen: Screen {
     }
 
     /// An alert that fired or cleared.
-    public struct AlertEvent: Codable, Equatable, Sendable {
+    public struct AlertEvent: Codable, Equatable, Identifiable, Sendable {
+        /// `key`, the event's own (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { key }
         /// The sensor's id within its source.
         public var sensorId: String
         /// The sensor's source.

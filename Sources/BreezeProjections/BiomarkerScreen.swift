@@ -48,7 +48,9 @@ public enum BiomarkerScreen: Screen {
     public static let source = "cgm"
 
     /// One gauge.
-    public struct Biomarker: Codable, Equatable, Sendable {
+    public struct Biomarker: Codable, Equatable, Identifiable, Sendable {
+        /// The reading type (one card each) (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { readingType }
         /// E.g. "Blood Glucose".
         public var readingType: String
         /// Readings today (up to `now`).

@@ -88,7 +88,9 @@ public enum ClimateScreen: Screen {
     }
 
     /// One bar, as the app's `ClimateDataPoint` plus what it averaged and its class.
-    public struct ClimateDataPoint: Codable, Equatable, Sendable {
+    public struct ClimateDataPoint: Codable, Equatable, Identifiable, Sendable {
+        /// The year (one bar each) (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: Int { year }
         /// The year.
         public var year: Int
         /// The mean daily maximum around the date, in C (the design's unit for this field).

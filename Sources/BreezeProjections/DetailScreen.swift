@@ -11,7 +11,9 @@ public enum DetailScreen: Screen {
     public static let summary = "one sensor: NowCast AQI, 24 hourly bars, EPA advice, temperature/humidity/PM2.5 trends (--sensor)"
 
     /// One hour of the 24-hour chart.
-    public struct HourBar: Codable, Equatable, Sendable {
+    public struct HourBar: Codable, Equatable, Identifiable, Sendable {
+        /// The hour (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { hour }
         /// Start of the hour, ISO 8601 UTC (`2023-10-27T19:00:00Z`); the bar covers the hour after it.
         public var hour: String
         /// The hour's NowCast AQI (domain.md section 2), the number the headline shows for the last hour, so

@@ -52,7 +52,9 @@ public enum HistoryScreen: Screen {
     }
 
     /// One day's high.
-    public struct Day: Codable, Equatable, Sendable {
+    public struct Day: Codable, Equatable, Identifiable, Sendable {
+        /// The local day, `YYYY-MM-DD` (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { date }
         /// `YYYY-MM-DD` on the local calendar.
         public var date: String
         /// `Mon` ... `Sun`.
@@ -71,7 +73,9 @@ public enum HistoryScreen: Screen {
     }
 
     /// One hour of today's PM2.5 series.
-    public struct HourPM25: Codable, Equatable, Sendable {
+    public struct HourPM25: Codable, Equatable, Identifiable, Sendable {
+        /// The hour (`Identifiable`: `ForEach`, `Chart`).
+        public var id: String { hour }
         /// Start of the hour, ISO 8601 UTC.
         public var hour: String
         /// The same instant on the local clock with its offset, e.g. `2023-10-27T00:00:00-04:00`.

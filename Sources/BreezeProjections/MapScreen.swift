@@ -38,7 +38,9 @@ public enum MapScreen: Screen {
     }
 
     /// One pin.
-    public struct Pin: Codable, Equatable, Sendable {
+    public struct Pin: Codable, Equatable, Identifiable, Sendable {
+        /// The sensor, `source:sensorId` (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { "\(source):\(sensorId)" }
         /// The sensor's id within its source.
         public var sensorId: String
         /// The data source.

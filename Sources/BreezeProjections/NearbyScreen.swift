@@ -12,7 +12,9 @@ public enum NearbyScreen: Screen {
     public static let summary = "sensors by distance from --at (closest first) and favourites with trend arrows"
 
     /// A sensor in the distance list.
-    public struct Entry: Codable, Equatable, Sendable {
+    public struct Entry: Codable, Equatable, Identifiable, Sendable {
+        /// The sensor, `source:sensorId` (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { "\(source):\(sensorId)" }
         /// The sensor's id within its source.
         public var sensorId: String
         /// The data source.
@@ -32,7 +34,9 @@ public enum NearbyScreen: Screen {
     }
 
     /// A favourite as a badge with a trend arrow.
-    public struct Favourite: Codable, Equatable, Sendable {
+    public struct Favourite: Codable, Equatable, Identifiable, Sendable {
+        /// The sensor, `source:sensorId` (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { "\(source):\(sensorId)" }
         /// The sensor's id within its source.
         public var sensorId: String
         /// The data source.

@@ -1,5 +1,5 @@
 import BreezeCore
-import BreezeAirQuality
+public import BreezeAirQuality
 
 /// The pollen card ("Allergy Tracker", powered by Google) and its detail sheets: the Google Pollen API
 /// forecast stored for the place nearest the user on one day (`shared/docs/domain.md` sections 4 and 9).
@@ -71,7 +71,7 @@ public enum PollenScreen: Screen {
     ]
 
     /// One card, as the app's `PollenItem` (plus `colour`, `inSeason` and two texts of the source).
-    public struct PollenItem: Codable, Equatable, Sendable {
+    public struct PollenItem: Codable, Equatable, Identifiable, Sendable {
         /// The source's code, e.g. `GRASS`, `GRAMINALES`.
         public var id: String
         /// Display name, e.g. "Grass", "Grasses".
@@ -98,6 +98,9 @@ public enum PollenScreen: Screen {
         public var healthRecommendations: [String]
         /// `#RRGGBB` from the source's index colour (nil without an index).
         public var colour: String?
+        /// The UPI level of `value` (nil without an index): the design's `item.level` (its `title`, and
+        /// `swatchColour` where the forecast gives no `colour`).
+        public var level: PollenLevel? { value.flatMap(PollenLevel.init(upi:)) }
         /// False without an index; otherwise Google's `inSeason`, true when Google does not say.
         public var inSeason: Bool
         /// The source's description of the index level.
@@ -109,7 +112,9 @@ public enum PollenScreen: Screen {
     }
 
     /// One row of the index scale.
-    public struct PollenScaleRow: Codable, Equatable, Sendable {
+    public struct PollenScaleRow: Codable, Equatable, Identifiable, Sendable {
+        /// The UPI value of the row (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: Int { value }
         /// UPI value 0-5.
         public var value: Int
         /// Google's level name ("None", "Very Low", ... "Very High").

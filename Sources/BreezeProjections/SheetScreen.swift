@@ -8,7 +8,9 @@ public enum SheetScreen: Screen {
     public static let summary = "the selected sensor's sheet: AQI badge, how fresh, how far (--at), favourite star, legend (--sensor)"
 
     /// One legend row, with the badge's category marked.
-    public struct LegendRow: Codable, Equatable, Sendable {
+    public struct LegendRow: Codable, Equatable, Identifiable, Sendable {
+        /// The category (`Identifiable`: `ForEach`, `.sheet(item:)`, `Chart`).
+        public var id: String { category }
         /// `good` ... `hazardous`.
         public var category: String
         /// The EPA wording.

@@ -24,7 +24,7 @@ public enum SourcesScreen: Screen {
     }
 
     /// One data source as the sheet lists it.
-    public struct Source: Codable, Equatable, Sendable {
+    public struct Source: Codable, Equatable, Identifiable, Sendable {
         /// Identifier used in events and on the command line, e.g. `purpleair`.
         public var id: String
         /// Display name, e.g. `PurpleAir`.

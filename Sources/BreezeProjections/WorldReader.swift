@@ -57,6 +57,33 @@ public struct ScreenParameters: Sendable {
     }
 }
 
+/// Parameters are compared and hashed field by field (the tuples included), so they can key a SwiftUI
+/// `.task(id:)` or a cache.
+extension ScreenParameters: Hashable {
+    public static func == (a: ScreenParameters, b: ScreenParameters) -> Bool {
+        a.user == b.user && a.now == b.now && a.sensor == b.sensor && a.date == b.date && a.timeZone == b.timeZone
+            && a.metric == b.metric
+            && a.at?.latitude == b.at?.latitude && a.at?.longitude == b.at?.longitude
+            && a.bbox?.south == b.bbox?.south && a.bbox?.west == b.bbox?.west
+            && a.bbox?.north == b.bbox?.north && a.bbox?.east == b.bbox?.east
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(user)
+        h.combine(now)
+        h.combine(sensor)
+        h.combine(date)
+        h.combine(timeZone)
+        h.combine(metric)
+        h.combine(at?.latitude)
+        h.combine(at?.longitude)
+        h.combine(bbox?.south)
+        h.combine(bbox?.west)
+        h.combine(bbox?.north)
+        h.combine(bbox?.east)
+    }
+}
+
 /// Why a screen could not be built: a missing or unknown parameter, or no data; one line for a person.
 public struct ScreenError: Error, Sendable, CustomStringConvertible {
     public let description: String

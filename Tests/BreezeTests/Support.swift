@@ -13,7 +13,7 @@ enum Fixtures {
     static var troySensors: String { root + "/purpleair/ajl_sensors.csv" }
 }
 
-/// Collects what an observation yields through its callback form (`Observation.start`), on the observation
+/// Collects what an observation yields through its callback form (`ValueObservation.start`), on the observation
 /// thread, so a test can wait for a value with a deadline by blocking: nothing here needs a thread of Swift's
 /// cooperative pool, which the suite's many blocking tests can keep busy for seconds at a time.
 final class Collected<Value: Equatable & Sendable>: @unchecked Sendable {
@@ -23,7 +23,7 @@ final class Collected<Value: Equatable & Sendable>: @unchecked Sendable {
     private var error: BreezeError?
     private var token: ObservationToken?
 
-    init(_ observation: Observation<Value>) {
+    init(_ observation: ValueObservation<Value>) {
         token = observation.start(onChange: { v in self.lock.run { self.values.append(v) } },
                                   onError: { e in self.lock.run { self.error = e } })
     }

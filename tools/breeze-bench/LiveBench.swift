@@ -121,7 +121,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
     }
 
     /// Iterates `observation` in a task, recording `project` of each value.
-    func follow<V: Equatable & Sendable>(_ observation: Observation<V>, _ project: @escaping @Sendable (V) -> T) -> Task<Void, Never> {
+    func follow<V: Equatable & Sendable>(_ observation: ValueObservation<V>, _ project: @escaping @Sendable (V) -> T) -> Task<Void, Never> {
         Task.detached {
             do {
                 for try await v in observation { self.record(project(v)) }

@@ -17,11 +17,14 @@
 ///
 /// For code that is not async, `start(onChange:onError:)` calls back instead, on the observation thread.
 ///
-/// `Observation` is a `Sendable` value (hand it to any task); its iterator belongs to the one task that
+/// `ValueObservation` is a `Sendable` value (hand it to any task); its iterator belongs to the one task that
 /// iterates it.
-public struct Observation<Value: Equatable & Sendable>: AsyncSequence, Sendable {
+public struct ValueObservation<Value: Equatable & Sendable>: AsyncSequence, Sendable {
     /// What each iteration yields: the observed value.
     public typealias Element = Value
+    /// What ends an iteration with an error: `for try await` loops catch a `BreezeError`, as every other call
+    /// of the library throws.
+    public typealias Failure = BreezeError
 
     /// Registers a sink; returns what cancels the registration.
     let subscribe: @Sendable (any ObservationSink<Value>) -> @Sendable () -> Void
@@ -41,7 +44,12 @@ public struct Observation<Value: Equatable & Sendable>: AsyncSequence, Sendable 
         /// observation has ended.
         ///
         /// - Throws: the `BreezeError` that ended the observation.
-        public mutating func next() async throws -> Value? { try await channel.next() }
+        public mutating func next() async throws(BreezeError) -> Value? { try await channel.next() }
+
+        /// `next()`, from the caller's isolation (what `for try await` calls): the error is a `BreezeError`.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(BreezeError) -> Value? {
+            try await channel.next()
+        }
     }
 
     /// Calls `onChange` with the current value at once, then with every new one, on the observation thread
@@ -58,7 +66,7 @@ public struct Observation<Value: Equatable & Sendable>: AsyncSequence, Sendable 
     }
 }
 
-/// Keeps a callback observation (`Observation.start`) running; cancelling or releasing it stops it.
+/// Keeps a callback observation (`ValueObservation.start`) running; cancelling or releasing it stops it.
 ///
 /// ```swift
 /// token = replica.observeState().start { state in DispatchQueue.main.async { render(state) } }
@@ -113,7 +121,7 @@ final class ObservationChannel<Value: Equatable & Sendable>: ObservationSink, @u
     private var failure: BreezeError?
     private var finished = false
     private var cancelled = false
-    private var waiter: UnsafeContinuation<Value?, any Error>?
+    private var waiter: UnsafeContinuation<Result<Value?, BreezeError>, Never>?
     private var cancelAction: (@Sendable () -> Void)?
 
     func setCancel(_ action: @escaping @Sendable () -> Void) {
@@ -128,7 +136,7 @@ final class ObservationChannel<Value: Equatable & Sendable>: ObservationSink, @u
     var isCancelled: Bool { lock.withLock { cancelled } }
 
     func send(_ value: Value) {
-        let w: UnsafeContinuation<Value?, any Error>? = lock.withLock {
+        let w: UnsafeContinuation<Result<Value?, BreezeError>, Never>? = lock.withLock {
             if cancelled || finished { return nil }
             if let w = waiter {
                 waiter = nil
@@ -138,33 +146,33 @@ final class ObservationChannel<Value: Equatable & Sendable>: ObservationSink, @u
             pending = value == delivered ? nil : value
             return nil
         }
-        w?.resume(returning: value)
+        w?.resume(returning: .success(value))
     }
 
     func fail(_ error: BreezeError) {
-        let w: UnsafeContinuation<Value?, any Error>? = lock.withLock {
+        let w: UnsafeContinuation<Result<Value?, BreezeError>, Never>? = lock.withLock {
             if cancelled || finished { return nil }
             finished = true
             if let w = waiter { waiter = nil; return w }
             failure = error
             return nil
         }
-        w?.resume(throwing: error)
+        w?.resume(returning: .failure(error))
     }
 
     func finish() {
-        let w: UnsafeContinuation<Value?, any Error>? = lock.withLock {
+        let w: UnsafeContinuation<Result<Value?, BreezeError>, Never>? = lock.withLock {
             finished = true
             defer { waiter = nil }
             return waiter
         }
-        w?.resume(returning: nil)
+        w?.resume(returning: .success(nil))
     }
 
-    func next() async throws -> Value? {
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (c: UnsafeContinuation<Value?, any Error>) in
-                let ready: Result<Value?, any Error>? = lock.withLock {
+    func next() async throws(BreezeError) -> Value? {
+        let result: Result<Value?, BreezeError> = await withTaskCancellationHandler {
+            await withUnsafeContinuation { (c: UnsafeContinuation<Result<Value?, BreezeError>, Never>) in
+                let ready: Result<Value?, BreezeError>? = lock.withLock {
                     if cancelled { return .success(nil) }
                     if let p = pending {
                         pending = nil
@@ -179,30 +187,31 @@ final class ObservationChannel<Value: Equatable & Sendable>: ObservationSink, @u
                     waiter = c
                     return nil
                 }
-                if let ready { c.resume(with: ready) }
+                if let ready { c.resume(returning: ready) }
             }
         } onCancel: {
             self.cancel()
         }
+        return try result.get()
     }
 
     /// The consumer has gone (task cancelled, iterator released): wake a waiting `next` with nil and end
     /// the subscription.
     func cancel() {
-        let (w, action): (UnsafeContinuation<Value?, any Error>?, (@Sendable () -> Void)?) = lock.withLock {
+        let (w, action): (UnsafeContinuation<Result<Value?, BreezeError>, Never>?, (@Sendable () -> Void)?) = lock.withLock {
             if cancelled { return (nil, nil) }
             cancelled = true
             defer { waiter = nil; cancelAction = nil }
             return (waiter, cancelAction)
         }
-        w?.resume(returning: nil)
+        w?.resume(returning: .success(nil))
         action?()
     }
 
     deinit { cancelAction?() }
 }
 
-/// A sink that calls back (`Observation.start`); its token owns it.
+/// A sink that calls back (`ValueObservation.start`); its token owns it.
 final class CallbackSink<Value: Equatable & Sendable>: ObservationSink {
     private let onChange: @Sendable (Value) -> Void
     private let onError: @Sendable (BreezeError) -> Void
