@@ -1,4 +1,5 @@
 import BreezeStore
+import BreezeProjections
 @preconcurrency import Glibc
 
 /// Runs a replica's observations: one thread with its own database connection recomputes every observed
@@ -246,6 +247,8 @@ final class ValueSubscriber<Value: Equatable & Sendable>: Subscriber {
             return true
         } catch let e where BreezeError.busy ~= e {
             return true   // another process holds the lock: the next commit retries
+        } catch let e as BreezeError where (e.underlying as? ScreenError)?.awaitsData == true {
+            return true   // what the screen needs has not arrived yet (a sensor before the first sync): a commit may bring it
         } catch {
             sink.fail(BreezeError.from(error))
             return false

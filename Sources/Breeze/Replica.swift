@@ -53,7 +53,8 @@ public final class Replica: @unchecked Sendable {
         public var wallClock: (@Sendable () -> UInt64)?
         /// The device's IANA time zone, which `parameters(...)` passes to every screen (the user's "today" on
         /// pollen, climate and biomarker): on a phone `TimeZone.current.identifier`. Nil is UTC, the same
-        /// everywhere (what tests and servers want).
+        /// everywhere (what tests and servers want). A name the time-zone database does not hold is refused
+        /// when the replica opens (`BreezeError.invalidArgument`), not read as UTC.
         public var timeZone: String?
 
         /// Options with the defaults, for `user`.
@@ -101,6 +102,7 @@ public final class Replica: @unchecked Sendable {
         self.options = options
         observers = ObservationCenter(path: path, logOptions: Replica.logOptions(options, durability: .normal))
         try Validation.user(options.user, what: "Options.user")
+        try Validation.timeZone(options.timeZone, what: "Options.timeZone")
         do {
             let o = Replica.logOptions(options, durability: options.durability)
             let log = options.create ? try EventLog.create(at: path, options: o) : try EventLog.open(at: path, options: o)

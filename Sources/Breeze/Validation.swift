@@ -1,3 +1,4 @@
+import BreezeProjections
 /// The rules every edit follows, in one place (the CLI and the app both go through `Replica`).
 enum Validation {
     /// User ids: 1-64 characters of `A-Z a-z 0-9 . _ -` (`Protocol/encoding.md` section 3).
@@ -5,6 +6,13 @@ enum Validation {
         do { try StreamID.validateUserID(id) } catch {
             throw BreezeError(.invalidArgument, "\(what) '\(id)': \(error.description)", underlying: error)
         }
+    }
+
+    /// An IANA zone name the time-zone database holds (`TimeZones.rules(named:)`, what every screen reads):
+    /// a misspelt one is refused at once rather than silently read as UTC by every screen.
+    static func timeZone(_ name: String?, what: String) throws(BreezeError) {
+        guard let name, TimeZones.rules(named: name) == nil else { return }
+        throw BreezeError(.invalidArgument, "\(what) '\(name)': not a zone of the time-zone database (\(TimeZones.directory)); use an IANA name such as America/New_York, as TimeZone.current.identifier gives")
     }
 
     /// Sensor ids: 1-128 characters without spaces or control characters (as `[SOURCE:]ID`).

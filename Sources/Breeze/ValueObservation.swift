@@ -11,9 +11,10 @@
 ///
 /// Each iteration (`makeAsyncIterator`) is its own subscription; it ends when the loop is left, the task is
 /// cancelled, or the replica is closed (the sequence then finishes). A value the consumer has not taken yet
-/// is replaced by a newer one, so a slow consumer sees the latest value, never a backlog. An error that is
-/// not transient (a screen whose sensor does not exist, a damaged database) ends the sequence by throwing;
-/// a busy database is retried at the next commit.
+/// is replaced by a newer one, so a slow consumer sees the latest value, never a backlog. A screen of a sensor
+/// this replica does not hold yet (a deep link or a widget tap before the first sync) yields nothing until a
+/// commit brings the sensor, then its first value; a busy database is retried at the next commit. An error
+/// that is not transient (parameters a screen refuses, a damaged database) ends the sequence by throwing.
 ///
 /// For code that is not async, `start(onChange:onError:)` calls back instead, on the observation thread.
 ///

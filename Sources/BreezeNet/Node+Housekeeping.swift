@@ -94,9 +94,11 @@ extension Node {
     }
 
     /// How often an authenticated peer's status row is rewritten while nothing else changes: every second for
-    /// the few peers an operator watches (cluster and dialled ones), every 60 s for devices, of which a
-    /// server has thousands (their row is written when they connect and goes when they leave).
-    func statusRefresh(_ peer: Peer) -> UInt64 { peer.isInboundDevice ? 60_000 : 1_000 }
+    /// the few peers an operator watches (cluster and dialled ones), every 60-120 s for devices, of which a
+    /// server has thousands (their row is written when they connect and goes when they leave). A device's
+    /// period is spread by its number, so thousands that connected together (a restart) are not rewritten in
+    /// one wave a minute later.
+    func statusRefresh(_ peer: Peer) -> UInt64 { peer.isInboundDevice ? 60_000 + UInt64(peer.id % 60) * 1_000 : 1_000 }
 
     /// Takes a closed peer out of the sweep (swapping the last one into its place).
     func removeFromSweep(_ peer: Peer) {

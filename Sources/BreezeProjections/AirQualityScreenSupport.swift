@@ -102,7 +102,7 @@ enum AirQualityScreenSupport {
         }
         let all = try world.sensors()
         let matches = matching(given, in: all)
-        guard let first = matches.first else { throw ScreenError("\(screen): no sensor '\(given)' (--sensor)") }
+        guard let first = matches.first else { throw ScreenError("\(screen): no sensor '\(given)' (--sensor)", awaitsData: true) }
         guard matches.count == 1 else {
             let names = matches.map { "\($0.source):\($0.sensor)" }.joined(separator: ", ")
             throw ScreenError("\(screen): --sensor '\(given)' is ambiguous (\(names)); give SOURCE:ID")

@@ -125,6 +125,10 @@ public enum ClimateScreen: Screen {
                   measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C", data: [], baselineYear: nil,
                   change: nil, changeClass: nil, skippedYears: [])
         }
+        // Without a station or a place (location permission denied): the no-station state, not an error.
+        guard (p.sensor.map { !$0.isEmpty } ?? false) || p.at != nil else {
+            return empty("no-station", "Location unknown: allow location access or choose a place to see its climate trend")
+        }
         guard let (station, distance) = try chooseStation(world, p) else {
             return empty("no-station", "No temperature station within \(Int(stationLimitKm)) km")
         }
@@ -211,9 +215,7 @@ public enum ClimateScreen: Screen {
     /// within `stationLimitKm`.
     static func chooseStation(_ world: WorldReader, _ p: ScreenParameters) throws -> (String, Double?)? {
         if let s = p.sensor, !s.isEmpty { return (s, nil) }
-        guard let at = p.at else {
-            throw ScreenError("climate needs --sensor STATION (e.g. GHCND:USC00381770) or --at LAT,LON")
-        }
+        guard let at = p.at else { return nil }
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         var places: [String: (Double, Double)] = [:]
         for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyPrefix: "") {

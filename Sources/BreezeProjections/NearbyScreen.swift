@@ -68,6 +68,9 @@ public enum NearbyScreen: Screen {
         public var others: [Entry]
         /// The favourites, in the order of the user's favourites (sorted by their ids).
         public var favourites: [Favourite]
+        /// False when the user's place is not known (`p.at` nil: location permission denied, no place chosen):
+        /// the empty state, with no sensor by distance and the favourites without one (not an error).
+        public var locationKnown: Bool
     }
 
     /// How many sensors the list shows at most (the closest and the nearest others): a city of thousands of
@@ -77,10 +80,10 @@ public enum NearbyScreen: Screen {
     /// Builds the list for `p.user` at `p.now` from `p.at`.
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
         typealias S = AirQualityScreenSupport
-        guard let at = p.at else { throw ScreenError("nearby: --at LAT,LON is required (where the user is)") }
         let user = try world.userState(user: p.user)
-        // Nearest first, within the limit the map's header uses (a sensor 6,000 km away is not nearby).
-        let sorted = try S.visible(near: at, withinKm: S.nearbyLimitKm, world, user, now: p.now, limit: maxEntries)
+        // Nearest first, within the limit the map's header uses (a sensor 6,000 km away is not nearby); none
+        // without a place.
+        let sorted = try p.at.map { at in try S.visible(near: at, withinKm: S.nearbyLimitKm, world, user, now: p.now, limit: maxEntries) } ?? []
         let entries = sorted.map { s, d in
             Entry(sensorId: s.sensor.sensor, source: s.sensor.source, name: s.sensor.name, distanceKm: S.rounded(d, 2),
                   aqi: s.current?.aqi, category: s.current?.category.name, colour: s.current?.colour, isStale: s.isStale)
@@ -91,9 +94,9 @@ public enum NearbyScreen: Screen {
             return Favourite(sensorId: f.sensor, source: f.source, name: f.name, aqi: t.now?.aqi,
                              category: t.now?.category.name, colour: t.now?.colour, aqiThreeHoursAgo: t.before?.aqi,
                              trend: t.trend?.rawValue, isStale: S.freshness(q) != .fresh,
-                             distanceKm: S.distanceKm(f, at).map { S.rounded($0, 2) })
+                             distanceKm: p.at.flatMap { S.distanceKm(f, $0) }.map { S.rounded($0, 2) })
         }
-        return Model(closest: entries.first, others: Array(entries.dropFirst()), favourites: favourites)
+        return Model(closest: entries.first, others: Array(entries.dropFirst()), favourites: favourites, locationKnown: p.at != nil)
     }
 
     /// The list as text: aligned rows of distance, AQI and name; favourites with an arrow.
@@ -104,7 +107,9 @@ public enum NearbyScreen: Screen {
                 + S.left(S.title(e.category), 30) + " " + e.name + (e.isStale ? "  [stale]" : "")
         }
         var out: [String] = []
-        if let c = m.closest { out.append("Closest"); out.append(row(c)) } else { out.append("No sensors nearby") }
+        if let c = m.closest { out.append("Closest"); out.append(row(c)) } else {
+            out.append(m.locationKnown ? "No sensors nearby" : "Location unknown: no sensors by distance (give --at LAT,LON)")
+        }
         if !m.others.isEmpty { out.append("Others") }
         out += m.others.map(row)
         out.append("Favourites" + (m.favourites.isEmpty ? ": none" : ""))

@@ -8,7 +8,7 @@ public import BreezeAirQuality
 ///   `p.timeZone`: just after midnight in Berlin it is already the new day), the one nearest
 ///   `p.at` by haversine distance, if within `maxDistanceKm` (50 km); ties go to the smaller latitude, then
 ///   longitude. No forecast within 50 km for that day gives the explicit empty state (`isEmpty`, `message`),
-///   as the app's `PollenView` has one; a missing `p.at` is an error.
+///   as the app's `PollenView` has one; without `p.at` (no place known) it is the empty state too.
 /// - Items: every pollen type (GRASS, TREE, WEED) then every plant, in the source's order.
 /// - Out of season: an entry without `indexInfo` has `value` nil and `inSeason` false, never 0
 ///   (domain.md section 9). An entry with an index keeps Google's own `inSeason` flag when Google gives one
@@ -136,15 +136,20 @@ public enum PollenScreen: Screen {
     public static let source = "google-pollen"
 
     public static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model {
-        guard let at = p.at else { throw ScreenError("pollen needs --at LAT,LON (where the user is)") }
         let day = try FactScreenCalendar.referenceDay(p)
         let date = FactScreenCalendar.iso(day)
         let zone = FactScreenCalendar.userZone(p).zone
-        let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         func empty(_ message: String) -> Model {
             Model(date: date, timeZone: zone, isEmpty: true, message: message, latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil,
                   attribution: attribution, items: [], scale: [], activeLevel: nil)
         }
+        // Without a place (location permission denied, none chosen): the empty state, not an error.
+        guard let at = p.at else {
+            var m = empty("Location unknown: allow location access or choose a place to see the pollen forecast")
+            m.scale = scale(colours: [:], active: nil)
+            return m
+        }
+        let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         if try !world.userState(user: p.user).isEnabled(source: source) {
             var m = empty("\(DataSource.named(source)?.name ?? source) is turned off")
             m.scale = scale(colours: [:], active: nil)

@@ -87,7 +87,13 @@ extension ScreenParameters: Hashable {
 /// Why a screen could not be built: a missing or unknown parameter, or no data; one line for a person.
 public struct ScreenError: Error, Sendable, CustomStringConvertible {
     public let description: String
-    public init(_ description: String) { self.description = description }
+    /// True when what is missing may still arrive (a sensor this replica does not hold yet: a deep link or a
+    /// widget tap before the first sync): an observation waits for it rather than end.
+    public let awaitsData: Bool
+    public init(_ description: String, awaitsData: Bool = false) {
+        self.description = description
+        self.awaitsData = awaitsData
+    }
 }
 
 /// One screen of the app: a read model built from the world and parameters, and a human rendering.

@@ -97,12 +97,18 @@ public final class EventLog {
         // only (mode 0600, whatever the umask), and SQLite gives its WAL and shared-memory files the same mode.
         if create && !FileChecks.exists(path) {
             let fd = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-            if fd >= 0 { Glibc.close(fd) }
+            if fd >= 0 { Glibc.close(fd) } else if errno != EEXIST {
+                // Not "missing": the reason (a directory this process may not write, a full disk) is the answer.
+                let reason = String(cString: strerror(errno))
+                throw StoreError(errno == ENOSPC ? .diskFull : .io, "\(path): cannot create the database: \(reason)")
+            }
         }
         do {
             db = try Database(path: path, create: create, readOnly: readOnly)
         } catch {
-            throw StoreError(.missing, "\(path): cannot open (\(error.message))", sqliteCode: error.code)
+            // A file that is there but cannot be opened (no permission to it or to its directory, which
+            // holds the write-ahead log) is an I/O error with SQLite's reason, not a missing database.
+            throw StoreError(FileChecks.exists(path) ? .io : .missing, "\(path): cannot open (\(error.message))", sqliteCode: error.code)
         }
         db.setBusyTimeout(milliseconds: options.busyTimeoutMillis)
         do {

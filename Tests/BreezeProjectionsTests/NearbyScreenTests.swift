@@ -43,7 +43,10 @@ struct NearbyScreenTests {
         // 61 minutes after the last Troy reading both are stale.
         let stale = try NearbyScreen.build(world, F.params("bo", F.troyLastReading + 3601, at: F.troyUser))
         #expect(stale.closest?.isStale == true && stale.others.allSatisfy(\.isStale) && stale.favourites.allSatisfy(\.isStale))
-        #expect(throws: ScreenError.self) { try NearbyScreen.build(world, F.params("bo", F.troyNow)) }
+        // No place known: the favourites without distances, nothing by distance.
+        let nowhere = try NearbyScreen.build(world, F.params("bo", F.troyNow))
+        #expect(!nowhere.locationKnown && nowhere.closest == nil && nowhere.others.isEmpty
+                && !nowhere.favourites.isEmpty && nowhere.favourites.allSatisfy { $0.distanceKm == nil })
     }
 
     @Test func rebuildingFromEventsInAnotherOrderIsByteIdentical() throws {

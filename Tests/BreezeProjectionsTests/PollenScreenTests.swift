@@ -143,10 +143,11 @@ struct PollenScreenTests {
         // 50 km: 0.44 degrees north is 48.93 km (inside), 0.46 degrees is 51.15 km (outside).
         #expect(!(try PollenScreen.build(world, Self.params(51.1657 + 0.44, 10.4515, date: "2025-08-03"))).isEmpty)
         #expect(try PollenScreen.build(world, Self.params(51.1657 + 0.46, 10.4515, date: "2025-08-03")).isEmpty)
-        // No position at all is an error, not an empty state.
+        // No position at all (location permission denied) is the empty state too, saying so.
         var p = Self.params(0, 0, date: "2025-08-03")
         p.at = nil
-        #expect(throws: ScreenError.self) { try PollenScreen.build(world, p) }
+        let nowhere = try PollenScreen.build(world, p)
+        #expect(nowhere.isEmpty && nowhere.items.isEmpty && nowhere.message?.contains("Location unknown") == true)
         p = Self.params(51.1657, 10.4515, date: "2025-02-30")
         #expect(throws: ScreenError.self) { try PollenScreen.build(world, p) }
     }

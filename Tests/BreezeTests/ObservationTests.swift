@@ -111,7 +111,8 @@ struct ObservationTests {
     @Test func anErrorEndsTheSequenceByThrowing() throws {
         let dir = TempDir()
         let r = try Replica(path: dir.file("a.db"))
-        let sheet = Collected(r.observe(SheetScreen.self, r.parameters(sensor: "no-such-sensor")))
+        // A date the screen refuses (a sensor not held yet is waited for: SwiftUIIdiomsTests).
+        let sheet = Collected(r.observe(BiomarkerScreen.self, r.parameters(date: "2025-13-01")))
         #expect(waitUntil(seconds: 30, pollMillis: 1) { sheet.failure != nil })
         #expect(sheet.failure.map { BreezeError.screen ~= $0 } == true, "\(String(describing: sheet.failure))")
         #expect(sheet.all.isEmpty)

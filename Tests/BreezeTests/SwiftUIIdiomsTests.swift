@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Breeze
 import BreezeTestSupport
+@preconcurrency import Glibc
 
 /// Issue 30, "SwiftUI's own idioms": what an app keys, stores and iterates, on the real Troy registry. (That
 /// `import Observation` and an `@Observable` view model build beside `import Breeze`, and that every list model
@@ -70,8 +71,8 @@ struct SwiftUIIdiomsTests {
         #expect(try JSONDecoder().decode(Replica.ImportSummary.self, from: JSONEncoder().encode(summary)) == summary)
     }
 
-    /// An observation's loop throws a `BreezeError` (typed: caught without a cast), here a sheet of a sensor
-    /// the registry does not hold.
+    /// An observation's loop throws a `BreezeError` (typed: caught without a cast), here for a date the
+    /// screen refuses.
     @Test func anObservationsLoopThrowsABreezeError() async throws {
         let dir = TempDir()
         let r = try Replica(path: dir.file("a.db"))
@@ -80,12 +81,31 @@ struct SwiftUIIdiomsTests {
         var values = 0
         var caught: BreezeError?
         do {
-            for try await _ in r.observe(SheetScreen.self, r.parameters(sensor: "999999999")) { values += 1 }
+            for try await _ in r.observe(BiomarkerScreen.self, r.parameters(date: "2025-02-30")) { values += 1 }
         } catch {
             caught = error          // `error` is a BreezeError: no `as?`
         }
         #expect(values == 0)
-        #expect(caught?.description.contains("999999999") == true, "\(String(describing: caught))")
+        #expect(caught?.description.contains("2025-02-30") == true, "\(String(describing: caught))")
+    }
+
+    /// The sheet of a sensor this replica does not hold yet (a deep link before the first sync) waits for it:
+    /// no value and no error until the sensor arrives, then its sheet. `screen` itself still throws at once.
+    @Test func anObservedSheetWaitsForItsSensorToArrive() throws {
+        let dir = TempDir()
+        let r = try Replica(path: dir.file("a.db"))
+        defer { r.close() }
+        #expect(throws: BreezeError.self) { try r.screen(SheetScreen.self, r.parameters(sensor: "149970")) }
+        let values = Collected(r.observe(SheetScreen.self, r.parameters(sensor: "149970")))
+        defer { values.cancel() }
+        _ = try r.importData(Array("id,name,latitude,longitude,timezone\n87173,North Central Troy #1,42.7412,-73.6810,America/New_York\n".utf8),
+                             name: "other.csv", format: "sensors-csv")
+        try r.addFavourite("87173")
+        usleep(300_000)
+        #expect(values.all.isEmpty && values.failure == nil, "\(values.all.count) values, \(String(describing: values.failure))")
+        _ = try r.importData(CanonicalSensorTests.troy, name: "troy.csv", format: "sensors-csv")
+        #expect(values.wait(seconds: 30) { $0.name == "South Troy #2" })
+        #expect(values.failure == nil)
     }
 
     /// The lists the designs iterate have ids that are unique within their list, on the real registry.

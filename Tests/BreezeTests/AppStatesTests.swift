@@ -1,0 +1,80 @@
+import Testing
+import Foundation
+import Breeze
+import BreezeTestSupport
+@preconcurrency import Glibc
+
+/// Issue 30, "states an app meets are errors": each state below is a model (an empty state) or a clear error at
+/// once, on the real Troy registry.
+struct AppStatesTests {
+    /// Location permission denied (no place): nearby, pollen and climate are empty states, not errors.
+    @Test func withoutAPlaceNearbyPollenAndClimateAreEmptyStates() throws {
+        let dir = TempDir()
+        let r = try Replica(path: dir.file("a.db"))
+        defer { r.close() }
+        _ = try r.importData(CanonicalSensorTests.troy, name: "troy.csv", format: "sensors-csv")
+        try r.addFavourite("149970")
+        let p = r.parameters()          // no `at`
+        let nearby = try r.screen(NearbyScreen.self, p)
+        #expect(!nearby.locationKnown && nearby.closest == nil && nearby.others.isEmpty)
+        #expect(nearby.favourites.map(\.id) == ["purpleair:149970"] && nearby.favourites[0].distanceKm == nil)
+        let pollen = try r.screen(PollenScreen.self, p)
+        #expect(pollen.isEmpty && pollen.items.isEmpty && pollen.message?.contains("Location unknown") == true)
+        #expect(pollen.scale.count == 6)
+        let climate = try r.screen(ClimateScreen.self, p)
+        #expect(climate.status == "no-station" && climate.data.isEmpty && climate.message?.contains("Location unknown") == true)
+        // With a place, nearby knows it and gives distances.
+        var here = p
+        here.at = (42.71, -73.69)
+        let located = try r.screen(NearbyScreen.self, here)
+        #expect(located.locationKnown && located.favourites[0].distanceKm != nil)
+    }
+
+    /// A misspelt time zone is refused when the replica opens, naming it; a real one opens.
+    @Test func aMisspeltTimeZoneIsRefusedAtOnce() throws {
+        let dir = TempDir()
+        var o = Replica.Options()
+        o.timeZone = "America/New_Yrok"
+        do {
+            _ = try Replica(path: dir.file("a.db"), options: o)
+            Issue.record("opened with a misspelt zone")
+        } catch BreezeError.invalidArgument {
+        } catch {
+            Issue.record("wrong error: \(error)")
+        }
+        do {
+            _ = try Replica(path: dir.file("a.db"), options: o)
+        } catch {
+            #expect(error.description.contains("America/New_Yrok") && error.description.contains("time-zone database"), "\(error)")
+        }
+        o.timeZone = "America/New_York"
+        let r = try Replica(path: dir.file("a.db"), options: o)
+        r.close()
+    }
+
+    /// A database where none can be made fails with the reason, not as a missing database: under a path whose
+    /// directory is a file ("Not a directory", even for root), and in a directory this process may not write
+    /// ("Permission denied"; not tried as root, who may write anywhere).
+    @Test func aDatabaseThatCannotBeMadeSaysWhy() throws {
+        let dir = TempDir()
+        let file = dir.file("not-a-directory")
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        var cases = [(file + "/a.db", "Not a directory")]
+        let locked = dir.file("locked")
+        if getuid() != 0 {
+            mkdir(locked, 0o500)
+            cases.append((locked + "/a.db", "Permission denied"))
+        }
+        defer { chmod(locked, 0o700) }
+        for (path, reason) in cases {
+            do {
+                _ = try Replica(path: path)
+                Issue.record("created a database at \(path)")
+            } catch BreezeError.missing {
+                Issue.record("\(path): reported as missing")
+            } catch {
+                #expect(error.description.contains(reason) && error.description.contains(path), "\(error)")
+            }
+        }
+    }
+}
