@@ -17,7 +17,7 @@ import BreezeImport
 public struct BreezeError: Error, CustomStringConvertible, Sendable {
     enum Code: Sendable, Equatable {
         case missing, notBreeze, newerSchema, invalidArgument, notPresent, storage, diskFull, busy, corrupt,
-             screen, importRefused, sync, closed
+             screen, importRefused, sync, closed, misuse
     }
     let code: Code
     /// One line: what input, what problem.
@@ -57,6 +57,9 @@ public struct BreezeError: Error, CustomStringConvertible, Sendable {
     public static let sync = BreezeError(.sync, "")
     /// The replica was closed.
     public static let closed = BreezeError(.closed, "")
+    /// The library used in a way that cannot work: a `Replica` call inside `read { }` of the same replica, a
+    /// `ReplicaSnapshot` used after the closure that was given it returned.
+    public static let misuse = BreezeError(.misuse, "")
 
     /// Errors match by kind.
     public static func ~= (pattern: BreezeError, value: any Error) -> Bool {

@@ -188,6 +188,7 @@ final class ObservationCenter: @unchecked Sendable {
             let snapshot = ReplicaSnapshot(log: log, cache: cache, path: path, observing: true)
             var gone: [ObjectIdentifier] = []
             for s in changed ? all : new where !s.evaluate(snapshot) { gone.append(ObjectIdentifier(s)) }
+            snapshot.lease.end()            // (a fetch that kept it gets a clear error)
             if !gone.isEmpty {
                 let set = Set(gone)
                 lock.withLock { subscribers = subscribers.filter { !set.contains(ObjectIdentifier($0.value)) } }

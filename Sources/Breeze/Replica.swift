@@ -82,7 +82,7 @@ public final class Replica: @unchecked Sendable {
     /// True when opening made this replica's device key (a new database, or one made before device keys).
     public let deviceKeyCreated: Bool
 
-    let lock = Lock()
+    let lock = Lock(checked: true)
     private var log: EventLog?
     let cache = ReadCache()
     var node: NodeHandle?
@@ -155,11 +155,17 @@ public final class Replica: @unchecked Sendable {
     /// Runs `body` with the log, under the lock, with the store's errors in this module's vocabulary.
     func withLog<T>(_ body: (EventLog) throws -> T) throws(BreezeError) -> T {
         do {
-            return try lock.withLock { () throws -> T in
+            return try lock.withLock(reentry: { () throws -> Never in throw Replica.reentered(path) }) { () throws -> T in
                 guard let log else { throw BreezeError(.closed, "\(path): the replica is closed") }
                 return try body(log)
             }
         } catch { throw BreezeError.from(error) }
+    }
+
+    /// The error of a call made inside `read { }` (or an observation's fetch) on the same replica, which would
+    /// wait for itself: GRDB's connections are not re-entrant either.
+    static func reentered(_ path: String) -> BreezeError {
+        BreezeError(.misuse, "\(path): a Replica method called inside read { } of the same replica (it would wait for itself); use the ReplicaSnapshot the closure is given")
     }
 
     /// Appends events in one transaction, then tells observers and the in-process node (so peers get the
@@ -234,7 +240,11 @@ public final class Replica: @unchecked Sendable {
     /// let (events, sheet) = try replica.read { ($0.eventCount(), try $0.screen(SheetScreen.self, p)) }
     /// ```
     public func read<T>(_ body: (ReplicaSnapshot) throws -> T) throws(BreezeError) -> T {
-        try withLog { log in try body(ReplicaSnapshot(log: log, cache: cache, path: path)) }
+        try withLog { log in
+            let snapshot = ReplicaSnapshot(log: log, cache: cache, path: path)
+            defer { snapshot.lease.end() }
+            return try body(snapshot)
+        }
     }
 
     /// A screen's read model, computed now from the facts projection (brought up to date from its checkpoint

@@ -18,26 +18,40 @@ public struct ReplicaSnapshot {
     /// where it is (no write lock taken for them); a direct read moves it, so the stored checkpoint stays
     /// what `breeze verify` and `diff` compare.
     var observing = false
+    /// Ended when the closure it was given to returns: using the snapshot after that is a clear error (its
+    /// connection belongs to the replica's lock, which is no longer held), not a raw store error or a race.
+    var lease = SnapshotLease()
 
     /// The user's settings, merged from every event of their stream.
     public func state(user: String) throws -> UserState {
+        try lease.check(path)
         try Validation.user(user, what: "user")
         return try cache.state(of: user, in: log)
     }
 
     /// The version vector of one stream (what this replica holds of it).
-    public func versionVector(of stream: StreamID) throws -> VersionVector { try log.versionVector(of: stream) }
+    public func versionVector(of stream: StreamID) throws -> VersionVector {
+        try lease.check(path)
+        return try log.versionVector(of: stream)
+    }
 
     /// The version vectors of every stream held.
-    public func versionVectors() throws -> [StreamID: VersionVector] { try log.versionVectors() }
+    public func versionVectors() throws -> [StreamID: VersionVector] {
+        try lease.check(path)
+        return try log.versionVectors()
+    }
 
     /// How many events are held (optionally of one stream).
-    public func eventCount(stream: StreamID? = nil) throws -> Int { try log.count(stream: stream) }
+    public func eventCount(stream: StreamID? = nil) throws -> Int {
+        try lease.check(path)
+        return try log.count(stream: stream)
+    }
 
     /// A screen's read model, from the facts projection (brought up to date first) and the user's state.
     ///
     /// - Throws: `BreezeError.screen` when the parameters do not name what the screen needs.
     public func screen<S: Screen>(_ screen: S.Type, _ parameters: ScreenParameters) throws -> S.Model {
+        try lease.check(path)
         try catchUpProjection()
         let checkpoint = try log.projectionCheckpoint()
         try cache.world.refresh(log, covered: max(checkpoint.seq, cache.factFreeThrough))
@@ -104,4 +118,22 @@ struct LogWorld: WorldReader {
     }
     func facts(kind: String, keyPrefix: String) throws -> [EventBody] { try log.projectedFacts(kind: kind, keyPrefix: keyPrefix) }
     func userState(user: String) throws -> UserState { try cache.state(of: user, in: log) }
+}
+
+/// Whether a `ReplicaSnapshot` may still be used: open while the closure it was given to runs.
+///
+/// `@unchecked Sendable`: `open` is read and written under `lock` (an escaped snapshot may be used from
+/// another thread).
+final class SnapshotLease: @unchecked Sendable {
+    private let lock = Lock()
+    private var open = true
+
+    /// Ends the lease: every later use of the snapshot throws.
+    func end() { lock.withLock { open = false } }
+
+    func check(_ path: String) throws(BreezeError) {
+        guard lock.withLock({ open }) else {
+            throw BreezeError(.misuse, "\(path): a ReplicaSnapshot used after the read { } or observation that gave it returned; keep values, not the snapshot")
+        }
+    }
 }

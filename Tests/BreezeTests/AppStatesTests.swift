@@ -77,4 +77,36 @@ struct AppStatesTests {
             }
         }
     }
+
+    /// A call of the replica inside its own `read { }` is a clear error (it would wait for itself), and a
+    /// snapshot kept after its closure returned refuses to be used, saying why.
+    @Test func reEntrantCallsAndEscapedSnapshotsAreClearErrors() throws {
+        let dir = TempDir()
+        let r = try Replica(path: dir.file("a.db"))
+        defer { r.close() }
+        _ = try r.importData(CanonicalSensorTests.troy, name: "troy.csv", format: "sensors-csv")
+        do {
+            _ = try r.read { _ in try r.state() }
+            Issue.record("a call inside read { } went through")
+        } catch BreezeError.misuse {
+        } catch {
+            Issue.record("wrong error: \(error)")
+        }
+        do {
+            _ = try r.read { _ in try r.addFavourite("149970") }
+            Issue.record("an edit inside read { } went through")
+        } catch {
+            #expect(error.description.contains("inside read { }"), "\(error)")
+        }
+        // The replica is still usable, and the edit refused above was not made.
+        #expect(try r.state().favourites.elements.isEmpty)
+        let escaped = try r.read { $0 }
+        do {
+            _ = try escaped.eventCount()
+            Issue.record("an escaped snapshot was used")
+        } catch let e as BreezeError {
+            #expect(BreezeError.misuse ~= e && e.description.contains("ReplicaSnapshot"), "\(e)")
+        }
+        #expect(try r.read { try $0.eventCount(stream: .public) } > 0)
+    }
 }
