@@ -4,7 +4,8 @@ public import BreezeAirQuality
 /// How fresh a sensor's newest reading is, the same object on every screen that says it (sheet, detail).
 public struct Updated: Codable, Equatable, Sendable {
     /// When the newest reading's measurement ended, ISO 8601 UTC to the second: a PurpleAir reading's time; a
-    /// monitor's hour that ended (a reading for 21:00-22:00 says 22:00, not the hour in progress).
+    /// monitor's hour that ended (a reading for 21:00-22:00 says 22:00), or, while that hour is still in
+    /// progress, the end of the last complete hour (at 21:30 it says 21:00, 30 min ago).
     public var time: String
     /// Age, seconds (domain.md section 7: now − last reading for PurpleAir, now − end of the observation hour
     /// for monitors; 0 when that end is still ahead of now).
@@ -194,7 +195,15 @@ enum AirQualityScreenSupport {
     /// stale an hour early; the screens here follow domain.md.
     static func ageSeconds(lastReading: Int64?, source: String, now: Int64) -> Int64? {
         guard let t = lastReading else { return nil }
-        return now - (source == "purpleair" ? t : t + 3600)
+        return now - measuredUntil(t, source: source, now: now)
+    }
+
+    /// When the newest reading's measurement ended: a PurpleAir reading's own time; for a monitor, the end of
+    /// its hour, or the end of the last complete hour when its hour is still in progress (a reading for
+    /// 12:00-13:00 seen at 12:30 says 12:00, 30 min ago: nothing after 12:00 is measured in full yet, and after
+    /// an outage the screen must not call such a reading "just now").
+    static func measuredUntil(_ t: Int64, source: String, now: Int64) -> Int64 {
+        source == "purpleair" ? t : min(t + 3600, LocalTime.hourStart(now))
     }
 
     static func ageSeconds(_ q: SensorAirQuality) -> Int64? {
@@ -204,7 +213,7 @@ enum AirQualityScreenSupport {
     /// The `Updated` of a sensor's newest reading at `q.now`, nil without one.
     static func updated(_ q: SensorAirQuality) -> Updated? {
         guard let t = q.lastReading, let age = ageSeconds(q) else { return nil }
-        return Updated(time: iso(q.sensor.source == "purpleair" ? t : t + 3600), seconds: max(0, age), text: agoText(age))
+        return Updated(time: iso(measuredUntil(t, source: q.sensor.source, now: q.now)), seconds: max(0, age), text: agoText(age))
     }
 
     /// Fresh, stale (PurpleAir > 60 min, monitors > 3 h) or hidden (> 7 days, or no reading at all).

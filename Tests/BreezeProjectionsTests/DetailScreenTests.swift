@@ -205,6 +205,15 @@ struct DetailScreenTests {
         let stale = try DetailScreen.build(world, F.params("ana", F.t("2019-10-01T03:00") + 1, sensor: "370630099"))
         #expect(!fresh.isStale && stale.isStale)
         #expect(stale.updated?.time == "2019-10-01T00:00:00Z")   // the hour 23:00-24:00 ended at midnight
+        // At 23:30 that hour is still in progress: `updated` names the last complete hour's end, 23:00, with its
+        // age (not 24:00, "just now"), on the sheet and the detail alike.
+        let during = try DetailScreen.build(world, F.params("ana", F.t("2019-09-30T23:30"), sensor: "370630099"))
+        #expect(during.updated == Updated(time: "2019-09-30T23:00:00Z", seconds: 1800, text: "30 min ago"))
+        let sheet = try SheetScreen.build(world, F.params("ana", F.t("2019-09-30T23:30"), sensor: "370630099"))
+        #expect(sheet.updated == during.updated)
+        // Once it has ended, the hour's own end.
+        let after = try DetailScreen.build(world, F.params("ana", F.t("2019-10-01T00:10"), sensor: "370630099"))
+        #expect(after.updated == Updated(time: "2019-10-01T00:00:00Z", seconds: 600, text: "10 min ago"))
     }
 
     @Test func parametersAreChecked() throws {
