@@ -521,7 +521,7 @@ extension InspectorScript {
       const change = m.change === undefined ? h('div', { class: 'muted', 'data-status': m.status }, m.message || '')
         : h('div', { class: 'row' }, 'Change since ' + m.baselineYear, h('b', { style: 'margin-left:auto;font-size:20px;color:' + (m.change > 0 ? '#FF3B30' : '#007AFF'),
             'data-change': m.change }, (m.change > 0 ? '+' : '') + m.change.toFixed(1) + m.unit));
-      return h('div', {}, h('div', { class: 'muted' }, 'Mean maximum around ' + m.date + ' (±' + m.windowDays + ' days) across decades · ' + (m.station || 'no station') + ' · ', m.unit, ' ', explainButton('unit', o.user)),
+      return h('div', {}, h('div', { class: 'muted' }, 'Mean maximum around ' + m.date + ' (±' + m.windowDaysEachSide + ' days) across decades · ' + (m.station || 'no station') + ' · ', m.unit, ' ', explainButton('unit', o.user)),
         change, svg);
     };
 

@@ -12,7 +12,7 @@ import BreezeAirQuality
 ///   (`p.timeZone`, named in `timeZone`). Only days on or
 ///   before that reference day are used, so the chart shows the history as of then, never later data.
 /// - Temperature: a single day's maximum is weather, not climate, so each point is the mean of the daily
-///   maxima (`tmax`, `DailyTemperature.maxC`) over a window of `windowDays` days either side of the date
+///   maxima (`tmax`, `DailyTemperature.maxC`) over a window of `windowDaysEachSide` days either side of the date
 ///   (15 days), when at least `minimumDays` of them have a maximum (a majority; fewer and the year is
 ///   skipped). In the latest year the window stops at the reference day (nothing later is used), so it has 8
 ///   days at most and needs all of them: a station whose data lag the reference day by more than a day
@@ -41,7 +41,7 @@ public enum ClimateScreen: Screen {
     public static let summary = "temperature around this calendar date across decades at a station (--sensor or --at)"
 
     /// Days either side of the date averaged for a point.
-    public static let windowDays = 7
+    public static let windowDaysEachSide = 7
     /// Days of the window that must have a maximum.
     public static let minimumDays = 8
     /// The span of years, first point to last, below which there is not enough history for a trend.
@@ -71,7 +71,7 @@ public enum ClimateScreen: Screen {
         /// What each point's temperature is: `tmax-window`, the mean daily maximum around the date.
         public var measure: String
         /// Days either side of the date in each point's window.
-        public var windowDays: Int
+        public var windowDaysEachSide: Int
         /// `°C` or `°F`, the user's unit (of `displayTemperature`, `difference` and `change`).
         public var unit: String
         /// The bars, oldest first.
@@ -122,7 +122,7 @@ public enum ClimateScreen: Screen {
         func empty(_ status: String, _ message: String, station: String? = nil, distance: Double? = nil) -> Model {
             Model(status: status, message: message, station: station, latitude: nil, longitude: nil,
                   distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description, referenceDate: refDate, timeZone: zone,
-                  measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C", data: [], baselineYear: nil,
+                  measure: "tmax-window", windowDaysEachSide: windowDaysEachSide, unit: fahrenheit ? "°F" : "°C", data: [], baselineYear: nil,
                   change: nil, changeClass: nil, skippedYears: [])
         }
         // Without a station or a place (location permission denied): the no-station state, not an error.
@@ -158,7 +158,7 @@ public enum ClimateScreen: Screen {
             let d = md.resolved(inYear: year)
             let centre = ISOTime.days(year: Int64(year), month: Int64(d.month), day: Int64(d.day))
             var sum = 0.0, n = 0
-            for day in (centre - Int64(windowDays))...min(centre + Int64(windowDays), refDay) {
+            for day in (centre - Int64(windowDaysEachSide))...min(centre + Int64(windowDaysEachSide), refDay) {
                 if let v = maxByDay[day] { sum += v; n += 1 }
             }
             guard n >= minimumDays else { return nil }
@@ -206,7 +206,7 @@ public enum ClimateScreen: Screen {
                      message: enough ? nil : "Not enough history: \(years[0])-\(years[years.count - 1]) is under \(minimumSpanYears) years",
                      station: station, latitude: location?.0, longitude: location?.1,
                      distanceKm: distance.map { FactScreenCalendar.round($0, 1) }, date: md.description,
-                     referenceDate: refDate, timeZone: zone, measure: "tmax-window", windowDays: windowDays, unit: fahrenheit ? "°F" : "°C",
+                     referenceDate: refDate, timeZone: zone, measure: "tmax-window", windowDaysEachSide: windowDaysEachSide, unit: fahrenheit ? "°F" : "°C",
                      data: points, baselineYear: years[0], change: enough ? shownDifference(change) : nil,
                      changeClass: enough ? cls(change) : nil, skippedYears: skipped)
     }
@@ -232,7 +232,7 @@ public enum ClimateScreen: Screen {
     }
 
     public static func render(_ model: Model) -> [String] {
-        var out = ["Local Climate Trend: temperature around \(model.date) across decades (mean daily maximum, +-\(model.windowDays) days)"]
+        var out = ["Local Climate Trend: temperature around \(model.date) across decades (mean daily maximum, +-\(model.windowDaysEachSide) days)"]
         if let station = model.station {
             out.append("station \(station)" + (model.distanceKm.map { ", \(FactScreenCalendar.fixed($0, 1)) km away" } ?? ""))
         }

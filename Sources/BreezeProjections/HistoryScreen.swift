@@ -65,7 +65,9 @@ public enum HistoryScreen: Screen {
         public var category: String?
         /// The category's EPA colour, `#RRGGBB`; nil with `aqi`.
         public var colour: String?
-        /// How many hours of the day had a valid NowCast.
+        /// How many hours of the day have a value of their own (`DetailScreen.HourBar.hasOwnValue`): the hours
+        /// `aqi` is the highest of. Hours the detail draws as estimates (a NowCast carried by the hours before,
+        /// `hasOwnValue` false) are neither counted nor part of `aqi`.
         public var hours: Int
 
         enum CodingKeys: String, CodingKey { case date, weekday, aqi, category, colour, hours }

@@ -36,7 +36,7 @@ struct ClimateScreenTests {
         let m = try FactScreenWorlds.deterministic(ClimateScreen.self, try FactScreenWorlds.clemson(), Self.params(date: nil))
         #expect(m.status == "ok" && m.message == nil)
         #expect(m.station == Self.station && m.date == "07-04" && m.referenceDate == "2025-07-04" && m.unit == "°C")
-        #expect(m.measure == "tmax-window" && m.windowDays == 7 && m.latitude == 34.68 && m.longitude == -82.82 && m.distanceKm == nil)
+        #expect(m.measure == "tmax-window" && m.windowDaysEachSide == 7 && m.latitude == 34.68 && m.longitude == -82.82 && m.distanceKm == nil)
         #expect(m.data.map(\.year) == [1930, 1940, 1950, 1960, 1970, 1980, 1990, 2000, 2010, 2020])
         // Mean maxima of June 27 - July 11 (15 days each year), C.
         let celsius = [34.57, 28.73, 31.23, 31.85, 33.07, 33.59, 35.19, 32.74, 33.35, 31.77]
