@@ -11,18 +11,44 @@ extension Replica {
         try withLog { log in try log.interests() }
     }
 
-    /// Declares an interest: from now on sync fetches what it names and the device keeps it.
+    /// How many days of readings a device keeps once it declares interests (its horizon), chosen where the
+    /// interest is added.
+    public enum ReadingHorizon: Equatable, Sendable {
+        /// The horizon already set, else `standardDays` (14: this week and last, what History shows): a
+        /// device with interests holds part of the city, and only recent readings of it.
+        case standard
+        /// Readings of the last `n` days (1 to 36,500), and the 12 hours NowCast looks back before them.
+        case days(Int)
+        /// Every reading (a device that shows older data, or replays history).
+        case all
+
+        /// The days of `standard` when none is set: 14.
+        public static let standardDays = EventLog.defaultHorizonDays
+    }
+
+    /// Declares an interest: from now on sync fetches what it names and the device keeps it, for the
+    /// horizon chosen here: a device with interests keeps 14 days of readings unless told otherwise, so an
+    /// app that shows older data says `.all` (or `.days(n)`).
     ///
     /// ```swift
-    /// try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5))
+    /// try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5))              // 14 days
+    /// try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5), keeping: .all)
     /// ```
     ///
-    /// - Returns: false when it was declared already (nothing changes).
-    /// - Throws: `BreezeError.invalidArgument` for a radius or place out of range.
+    /// - Returns: false when it was declared already (the horizon is still applied).
+    /// - Throws: `BreezeError.invalidArgument` for a radius or place out of range, or days outside 1 to 36,500.
     @discardableResult
-    public func addInterest(_ interest: Interest) throws(BreezeError) -> Bool {
+    public func addInterest(_ interest: Interest, keeping horizon: ReadingHorizon = .standard) throws(BreezeError) -> Bool {
         try Replica.check(interest)
+        if case .days(let d) = horizon, !(1...36_500).contains(d) {
+            throw BreezeError(.invalidArgument, "horizon of \(d) days for interest '\(interest)': expected 1 to 36,500 days, or .all")
+        }
         let added = try withLog { log in try log.addInterest(interest) }
+        switch horizon {
+        case .standard: break
+        case .days(let d): try setHorizon(days: d)
+        case .all: try setHorizon(days: nil)
+        }
         if added { committed() }
         return added
     }

@@ -21,15 +21,19 @@ enum InterestCommand {
             do { interest = try Interest(words: Array(a.positionals.dropFirst())) } catch {
                 throw .usage("interest '\(a.positionals.dropFirst().joined(separator: " "))': \(error.description)", usage)
             }
-            let changed: Bool = try ctx.withReplica { r in
-                if verb == "add" { return try r.addInterest(interest) }
+            let (changed, horizon): (Bool, Int?) = try ctx.withReplica { r in
+                if verb == "add" { return (try r.addInterest(interest), try r.horizonDays()) }
                 try r.removeInterest(interest)
-                return true
+                return (true, try r.horizonDays())
             }
             if ctx.json {
-                ctx.console.out(JSONValue.object([("interest", .string(interest.description)), (verb == "add" ? "added" : "removed", .bool(changed))]).text)
+                ctx.console.out(JSONValue.object([("interest", .string(interest.description)), (verb == "add" ? "added" : "removed", .bool(changed)),
+                                                  ("horizonDays", horizon.map { .int(Int64($0)) } ?? .null)]).text)
             } else if verb == "add" {
-                ctx.console.out(changed ? "added interest \(interest)" : "interest \(interest) was declared already")
+                // The horizon the interest brings, said where it is added (a device with interests keeps 14
+                // days of readings unless `breeze horizon` says otherwise).
+                ctx.console.out((changed ? "added interest \(interest)" : "interest \(interest) was declared already")
+                                + "; this device keeps " + (horizon.map { "\($0) days of readings (change with `breeze horizon`)" } ?? "every reading"))
             } else {
                 ctx.console.out("removed interest \(interest)")
             }

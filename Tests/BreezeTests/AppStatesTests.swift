@@ -109,4 +109,32 @@ struct AppStatesTests {
         }
         #expect(try r.read { try $0.eventCount(stream: .public) } > 0)
     }
+
+    /// The horizon an interest brings is chosen where it is added: 14 days by default (stated), every reading
+    /// with `.all`, `n` days with `.days(n)`; days out of range are refused naming them.
+    @Test func anInterestStatesTheHorizonItBrings() throws {
+        let dir = TempDir()
+        let r = try Replica(path: dir.file("a.db"))
+        defer { r.close() }
+        #expect(try r.horizonDays() == nil)
+        let near = Interest.near(latitude: 42.73, longitude: -73.69, km: 5)
+        try r.addInterest(near)
+        #expect(try r.horizonDays() == Replica.ReadingHorizon.standardDays && Replica.ReadingHorizon.standardDays == 14)
+        try r.addInterest(near, keeping: .all)
+        #expect(try r.horizonDays() == nil)
+        try r.addInterest(.near(latitude: 42.0, longitude: -73.0, km: 2), keeping: .days(30))
+        #expect(try r.horizonDays() == 30)
+        do {
+            try r.addInterest(.near(latitude: 41.0, longitude: -73.0, km: 2), keeping: .days(0))
+            Issue.record("a horizon of 0 days was taken")
+        } catch {
+            #expect(BreezeError.invalidArgument ~= error && error.description.contains("0 days"), "\(error)")
+        }
+        #expect(try r.interests().count == 2 && r.horizonDays() == 30)
+        // The command line says it where the interest is added too.
+        let db = dir.file("cli.db")
+        #expect(runBreeze(["init", "--db", db]).code == 0)
+        let added = runBreeze(["--db", db, "interest", "add", "near", "42.73,-73.69", "5"])
+        #expect(added.code == 0 && added.out.contains("keeps 14 days of readings"), "\(added.out)")
+    }
 }
