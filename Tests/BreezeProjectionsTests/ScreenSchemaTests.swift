@@ -35,6 +35,12 @@ struct ScreenSchemaTests {
                 try add(MapScreen.self, aq, F.params(user, now, at: F.troyUser))
                 try add(MapScreen.self, aq, F.params(user, now))
                 try add(MapScreen.self, aq, F.params(user, now, at: berlin))
+                // Every metric: temperature and PM2.5 values are not whole numbers.
+                for metric in ["temperature", "humidity", "pm25"] {
+                    var p = F.params(user, now, at: F.troyUser)
+                    p.metric = metric
+                    try add(MapScreen.self, aq, p)
+                }
                 for sensor in ["149970", "87173", "airnow:370630099"] {
                     try add(SheetScreen.self, aq, F.params(user, now, sensor: sensor, at: F.troyUser))
                     try add(SheetScreen.self, aq, F.params(user, now, sensor: sensor))
@@ -43,6 +49,7 @@ struct ScreenSchemaTests {
                 }
                 try add(NearbyScreen.self, aq, F.params(user, now, at: F.troyUser))
                 try add(NearbyScreen.self, aq, F.params(user, now, at: berlin))
+                try add(NearbyScreen.self, aq, F.params(user, now))              // no place: the empty state
                 try add(WidgetsScreen.self, aq, F.params(user, now, at: F.troyUser))
                 try add(WidgetsScreen.self, aq, F.params(user, now))
                 try add(AlertsScreen.self, aq, F.params(user, now))
@@ -75,6 +82,11 @@ struct ScreenSchemaTests {
         var far = ScreenParameters(user: "me", now: FactScreenWorlds.time("2025-07-04T12:00:00Z"))
         far.at = berlin
         try add(ClimateScreen.self, clemson, far)
+        far.at = (34.7, -82.8)                                   // by position, near the station: distanceKm
+        try add(ClimateScreen.self, clemson, far)
+        far.at = nil                                             // no place: the empty state
+        try add(ClimateScreen.self, clemson, far)
+        try add(PollenScreen.self, pollen, ScreenParameters(user: "me", now: FactScreenWorlds.time("2025-08-03T09:00:00Z")))
         let glucose = FactWorld(events: try FactScreenWorlds.glucose())
         for (user, now) in [("me", "2010-03-25T23:59:59Z"), ("bo", "2010-03-25T23:59:59Z")] {
             try add(BiomarkerScreen.self, glucose, ScreenParameters(user: user, now: FactScreenWorlds.time(now)))
