@@ -30,7 +30,8 @@ final class Lock: @unchecked Sendable {
 
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         // A checked mutex taken again by its holder: stop with the reason rather than hang or run unlocked.
-        precondition(pthread_mutex_lock(mutex) != EDEADLK, "a lock taken again by the thread that holds it (a re-entrant call)")
+        let rc = pthread_mutex_lock(mutex)
+        precondition(rc != EDEADLK, "a lock taken again by the thread that holds it (a re-entrant call)")
         defer { pthread_mutex_unlock(mutex) }
         return try body()
     }

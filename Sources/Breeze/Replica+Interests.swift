@@ -43,13 +43,19 @@ extension Replica {
         if case .days(let d) = horizon, !(1...36_500).contains(d) {
             throw BreezeError(.invalidArgument, "horizon of \(d) days for interest '\(interest)': expected 1 to 36,500 days, or .all")
         }
-        let added = try withLog { log in try log.addInterest(interest) }
-        switch horizon {
-        case .standard: break
-        case .days(let d): try setHorizon(days: d)
-        case .all: try setHorizon(days: nil)
+        let now = Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000)
+        // The interest and its horizon in one call under the lock (the horizon first: it is checked).
+        let added = try withLog { log in
+            switch horizon {
+            case .standard: break
+            case .days(let d): try log.setHorizon(days: d)
+            case .all: try log.setHorizon(days: nil)
+            }
+            let added = try log.addInterest(interest)
+            if horizon != .standard { _ = try log.applyHorizon(nowSeconds: now) }
+            return added
         }
-        if added { committed() }
+        if added || horizon != .standard { committed() }
         return added
     }
 

@@ -255,7 +255,8 @@ public final class Replica: @unchecked Sendable {
     /// ```
     ///
     /// - Throws: `BreezeError.screen` when the parameters do not name what the screen needs (an unknown
-    ///   sensor, no place for `nearby`); a store error when reading fails.
+    ///   sensor, a malformed date); a store error when reading fails. (No place is an empty state: nearby,
+    ///   pollen and climate say `Location unknown`.)
     public func screen<S: Screen>(_ screen: S.Type, _ parameters: ScreenParameters) throws(BreezeError) -> S.Model {
         try read { try $0.screen(screen, parameters) }
     }

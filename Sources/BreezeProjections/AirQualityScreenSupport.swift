@@ -203,7 +203,7 @@ enum AirQualityScreenSupport {
     /// 12:00-13:00 seen at 12:30 says 12:00, 30 min ago: nothing after 12:00 is measured in full yet, and after
     /// an outage the screen must not call such a reading "just now").
     static func measuredUntil(_ t: Int64, source: String, now: Int64) -> Int64 {
-        source == "purpleair" ? t : min(t + 3600, LocalTime.hourStart(now))
+        source == "purpleair" ? t : max(t, min(t + 3600, LocalTime.hourStart(now)))
     }
 
     static func ageSeconds(_ q: SensorAirQuality) -> Int64? {

@@ -97,10 +97,11 @@ public final class EventLog {
         // only (mode 0600, whatever the umask), and SQLite gives its WAL and shared-memory files the same mode.
         if create && !FileChecks.exists(path) {
             let fd = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-            if fd >= 0 { Glibc.close(fd) } else if errno != EEXIST {
+            let failure = fd >= 0 ? 0 : errno
+            if fd >= 0 { Glibc.close(fd) } else if failure != EEXIST {
                 // Not "missing": the reason (a directory this process may not write, a full disk) is the answer.
-                let reason = String(cString: strerror(errno))
-                throw StoreError(errno == ENOSPC ? .diskFull : .io, "\(path): cannot create the database: \(reason)")
+                let reason = String(cString: strerror(failure))
+                throw StoreError(failure == ENOSPC ? .diskFull : .io, "\(path): cannot create the database: \(reason)")
             }
         }
         do {

@@ -647,7 +647,10 @@ public struct SyncSession: Sendable {
                 return fail(.malformed, "a signature for event \(en.index) of a batch of \(events.count)")
             }
             let e = events[en.index]
-            if let lookup = config.heldVector {
+            // Only the sender's own events (or any from the cluster): a device relaying another origin's
+            // event with other content must still prove that origin signed it, or a hostile device could make
+            // it look as if another device had written two contents under one id.
+            if let lookup = config.heldVector, grants!.peerIsCluster || e.id.origin.replica == peerReplica {
                 let vector: VersionVector?
                 if let v = held[e.stream] { vector = v } else {
                     vector = lookup(e.stream)

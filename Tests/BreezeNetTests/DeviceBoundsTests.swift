@@ -107,6 +107,23 @@ struct DeviceBoundsTests {
         #expect(try log.signature(of: real) == storedSignature)
         #expect(try log.conflicts().count == 1)
         #expect(!TrustTests.favourites(c, "server").contains("101"), "the event with a bad signature was stored")
+        // Another origin's held event (the phone's), relayed with other content and a bad signature: still
+        // checked, so it ends the session and no conflict is recorded under the phone's origin.
+        #expect(Self.phoneStillSyncs(c, "101"))
+        var phoneEvent: Event?
+        try log.forEach(stream: .user("ana"), afterSeq: 0) { entry in
+            if entry.event.id.origin.replica != Self.tablet { phoneEvent = entry.event }
+            return phoneEvent == nil
+        }
+        guard let held = phoneEvent, let q = RawPeer(server), q.handshake(credentials: creds) != nil else { Issue.record("no phone event or session"); return }
+        q.send(.vectors([]))
+        let forged = Event(stream: .user("ana"), id: held.id, hlc: held.hlc, body: .favouriteAdd(sensor: "103"))
+        q.send(.signatures(batch: 1, [SignatureEntry(index: 0, signature: garbage)]))
+        q.send(.events(batch: 1, events: [forged]))
+        #expect(waitUntil(seconds: 30) { q.closedByPeer() })
+        let after = try EventLog.openReadOnly(at: c.db("server"))
+        defer { after.close() }
+        #expect(try after.conflicts().count == 1, "a conflict was recorded under the phone's origin")
     }
 
     @Test func vectorsOfMadeUpOriginsAndStreamsCostTheServerWhatItHolds() throws {
