@@ -36,7 +36,13 @@ import BreezeStore
         var run = FaultRun(scenario: 2)
         let rounds = run.size(ci: 24, soak: 300)
         var fired = 0, lost = 0, duplicated = 0, unexpected = 0, inFlight = 0, acks = 0
-        for round in 0..<rounds {
+        // Whether a cut finds writes not yet synced is timing (a loaded machine syncs between cuts more often):
+        // the rounds go on, up to twice as many, until a quarter of the planned number found some, so the
+        // test always tries the case it is about without asserting a rate.
+        let wanted = max(1, rounds / 4)
+        var round = 0
+        while round < rounds || (fired < wanted && round < rounds * 2) {
+            defer { round += 1 }
             let dir = TempDir()
             let path = dir.file("pl.db"), stats = dir.file("stats")
             let batch = Int.random(in: 1...20, using: &run.rng)
@@ -82,9 +88,9 @@ import BreezeStore
             let next = try log.append(.favouriteAdd(sensor: "after-reboot"), to: .user("torture"))
             #expect((acked.isEmpty || next.id.origin.epoch != EventID(String(acked[0].id.split(separator: " ").last ?? ""))!.origin.epoch) && next.id.counter == 1)
         }
-        run.report(["fired": "\(fired)/\(rounds)", "lost": lost, "duplicated": duplicated, "unexpected": unexpected,
+        run.report(["fired": "\(fired)/\(round)", "lost": lost, "duplicated": duplicated, "unexpected": unexpected,
                     "acked": acks, "inflight_committed": inFlight, "durability": "full"])
-        #expect(fired > rounds / 2, "the power cut must drop unsynced writes in most rounds")
+        #expect(fired >= wanted, "the power cut must drop unsynced writes in some rounds (\(fired) of \(round))")
         #expect(lost == 0 && duplicated == 0 && unexpected == 0)
     }
 
