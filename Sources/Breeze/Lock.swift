@@ -28,12 +28,10 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// Runs `body` holding the mutex. A checked mutex taken again by its holder stops the process with the
+    /// reason (rather than hang or run unlocked): callers that can throw use `withLock(reentry:_:)`.
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        // A checked mutex taken again by its holder: stop with the reason rather than hang or run unlocked.
-        let rc = pthread_mutex_lock(mutex)
-        precondition(rc != EDEADLK, "a lock taken again by the thread that holds it (a re-entrant call)")
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+        try withLock(reentry: { () throws(E) -> Never in preconditionFailure("a lock taken again by the thread that holds it (a re-entrant call)") }, body)
     }
 
     /// `withLock`, except that when the calling thread already holds this (checked) mutex, `reentry` is

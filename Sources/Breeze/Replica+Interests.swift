@@ -40,20 +40,15 @@ extension Replica {
     @discardableResult
     public func addInterest(_ interest: Interest, keeping horizon: ReadingHorizon = .standard) throws(BreezeError) -> Bool {
         try Replica.check(interest)
-        if case .days(let d) = horizon, !(1...36_500).contains(d) {
-            throw BreezeError(.invalidArgument, "horizon of \(d) days for interest '\(interest)': expected 1 to 36,500 days, or .all")
-        }
-        let now = Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000)
-        // The interest and its horizon in one call under the lock (the horizon first: it is checked).
+        let now = nowSeconds
+        // The interest and its horizon in one call under the lock (the horizon first: the store checks its days).
         let added = try withLog { log in
             switch horizon {
             case .standard: break
-            case .days(let d): try log.setHorizon(days: d)
-            case .all: try log.setHorizon(days: nil)
+            case .days(let d): _ = try Replica.setHorizon(days: d, in: log, now: now)
+            case .all: _ = try Replica.setHorizon(days: nil, in: log, now: now)
             }
-            let added = try log.addInterest(interest)
-            if horizon != .standard { _ = try log.applyHorizon(nowSeconds: now) }
-            return added
+            return try log.addInterest(interest)
         }
         if added || horizon != .standard { committed() }
         return added
@@ -96,13 +91,16 @@ extension Replica {
     /// - Throws: `BreezeError.invalidArgument` for a number of days outside 1 to 36,500.
     @discardableResult
     public func setHorizon(days: Int?) throws(BreezeError) -> Int {
-        let now = Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000)
-        let dropped = try withLog { log in
-            try log.setHorizon(days: days)
-            return try log.applyHorizon(nowSeconds: now).dropped
-        }
+        let now = nowSeconds
+        let dropped = try withLog { log in try Replica.setHorizon(days: days, in: log, now: now) }
         committed()
         return dropped
+    }
+
+    /// Sets the horizon and applies it now; returns how many reading events were dropped.
+    private static func setHorizon(days: Int?, in log: EventLog, now: Int64) throws -> Int {
+        try log.setHorizon(days: days)
+        return try log.applyHorizon(nowSeconds: now).dropped
     }
 
     private static func check(_ interest: Interest) throws(BreezeError) {

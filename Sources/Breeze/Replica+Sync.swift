@@ -45,7 +45,7 @@ extension Replica {
         config.onCommit = { _ in observers.notify() }
         config.onStatus = { hub.update(SyncStatus($0)) }
         config.onCertificate = options.onCertificateRenewed
-        try lock.withLock(reentry: { () throws(BreezeError) -> Never in throw Replica.reentered(path) }) { () throws(BreezeError) in
+        try locked { () throws(BreezeError) in
             guard node == nil else { throw BreezeError(.sync, "\(path): sync is already running; stop it first") }
             do { node = try NodeHandle.start(config) } catch {
                 throw BreezeError(.sync, "\(path): sync could not start: \(error)", underlying: SendableDescription("\(error)"))

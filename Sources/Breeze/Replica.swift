@@ -154,19 +154,23 @@ public final class Replica: @unchecked Sendable {
 
     /// Runs `body` with the log, under the lock, with the store's errors in this module's vocabulary.
     func withLog<T>(_ body: (EventLog) throws -> T) throws(BreezeError) -> T {
-        do {
-            return try lock.withLock(reentry: { () throws -> Never in throw Replica.reentered(path) }) { () throws -> T in
-                guard let log else { throw BreezeError(.closed, "\(path): the replica is closed") }
-                return try body(log)
-            }
-        } catch { throw BreezeError.from(error) }
+        try locked { () throws(BreezeError) -> T in
+            guard let log else { throw BreezeError(.closed, "\(path): the replica is closed") }
+            do { return try body(log) } catch { throw BreezeError.from(error) }
+        }
     }
 
-    /// The error of a call made inside `read { }` (or an observation's fetch) on the same replica, which would
-    /// wait for itself: GRDB's connections are not re-entrant either.
-    static func reentered(_ path: String) -> BreezeError {
-        BreezeError(.misuse, "\(path): a Replica method called inside read { } of the same replica (it would wait for itself); use the ReplicaSnapshot the closure is given")
+    /// Runs `body` holding the replica's lock. A call made inside `read { }` (or an observation's fetch) on the
+    /// same replica would wait for itself: it is `BreezeError.misuse` instead (GRDB's connections are not
+    /// re-entrant either).
+    func locked<T>(_ body: () throws(BreezeError) -> T) throws(BreezeError) -> T {
+        try lock.withLock(reentry: { () throws(BreezeError) -> Never in
+            throw BreezeError(.misuse, "\(path): a Replica method called inside read { } of the same replica (it would wait for itself); use the ReplicaSnapshot the closure is given")
+        }, body)
     }
+
+    /// The replica's wall clock (`Options.wallClock`, else the system's), Unix seconds.
+    var nowSeconds: Int64 { Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000) }
 
     /// Appends events in one transaction, then tells observers and the in-process node (so peers get the
     /// events without waiting for a poll).
@@ -281,7 +285,7 @@ public final class Replica: @unchecked Sendable {
     public func parameters(now: Int64? = nil, at: (latitude: Double, longitude: Double)? = nil, sensor: String? = nil,
                            bbox: (south: Double, west: Double, north: Double, east: Double)? = nil, date: String? = nil,
                            metric: String = "aqi") -> ScreenParameters {
-        var p = ScreenParameters(user: options.user, now: now ?? Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000))
+        var p = ScreenParameters(user: options.user, now: now ?? nowSeconds)
         p.at = at
         p.sensor = sensor
         p.bbox = bbox

@@ -125,12 +125,17 @@ public enum ClimateScreen: Screen {
                   measure: "tmax-window", windowDaysEachSide: windowDaysEachSide, unit: fahrenheit ? "°F" : "°C", data: [], baselineYear: nil,
                   change: nil, changeClass: nil, skippedYears: [])
         }
-        // Without a station or a place (location permission denied): the no-station state, not an error.
-        guard (p.sensor.map { !$0.isEmpty } ?? false) || p.at != nil else {
+        let station: String, distance: Double?
+        if let s = p.sensor, !s.isEmpty {
+            (station, distance) = (s, nil)
+        } else if let at = p.at {
+            guard let near = try nearestStation(world, to: at) else {
+                return empty("no-station", "No temperature station within \(Int(stationLimitKm)) km")
+            }
+            (station, distance) = (near.station, near.km)
+        } else {
+            // Without a station or a place (location permission denied): the no-station state, not an error.
             return empty("no-station", "Location unknown: allow location access or choose a place to see its climate trend")
-        }
-        guard let (station, distance) = try chooseStation(world, p) else {
-            return empty("no-station", "No temperature station within \(Int(stationLimitKm)) km")
         }
         if !user.isEnabled(source: source(ofStation: station)) {
             return empty("source-off", "\(DataSource.named(source(ofStation: station))?.name ?? "This source") is turned off",
@@ -211,11 +216,8 @@ public enum ClimateScreen: Screen {
                      changeClass: enough ? cls(change) : nil, skippedYears: skipped)
     }
 
-    /// `p.sensor` as the station id, else the station nearest `p.at` among those with coordinates, if one is
-    /// within `stationLimitKm`.
-    static func chooseStation(_ world: WorldReader, _ p: ScreenParameters) throws -> (String, Double?)? {
-        if let s = p.sensor, !s.isEmpty { return (s, nil) }
-        guard let at = p.at else { return nil }
+    /// The station nearest `at` among those with coordinates, if one is within `stationLimitKm`.
+    static func nearestStation(_ world: WorldReader, to at: (latitude: Double, longitude: Double)) throws -> (station: String, km: Double)? {
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         var places: [String: (Double, Double)] = [:]
         for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyPrefix: "") {

@@ -139,21 +139,15 @@ public enum PollenScreen: Screen {
         let day = try FactScreenCalendar.referenceDay(p)
         let date = FactScreenCalendar.iso(day)
         let zone = FactScreenCalendar.userZone(p).zone
-        func empty(_ message: String) -> Model {
+        func empty(_ message: String, colours: [Int: String] = [:]) -> Model {
             Model(date: date, timeZone: zone, isEmpty: true, message: message, latitude: nil, longitude: nil, regionCode: nil, distanceKm: nil,
-                  attribution: attribution, items: [], scale: [], activeLevel: nil)
+                  attribution: attribution, items: [], scale: scale(colours: colours, active: nil), activeLevel: nil)
         }
         // Without a place (location permission denied, none chosen): the empty state, not an error.
-        guard let at = p.at else {
-            var m = empty("Location unknown: allow location access or choose a place to see the pollen forecast")
-            m.scale = scale(colours: [:], active: nil)
-            return m
-        }
+        guard let at = p.at else { return empty("Location unknown: allow location access or choose a place to see the pollen forecast") }
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
         if try !world.userState(user: p.user).isEnabled(source: source) {
-            var m = empty("\(DataSource.named(source)?.name ?? source) is turned off")
-            m.scale = scale(colours: [:], active: nil)
-            return m
+            return empty("\(DataSource.named(source)?.name ?? source) is turned off")
         }
         var best: (forecast: PollenForecast, km: Double)?
         var colours: [Int: String] = [:]   // level -> the first colour a stored forecast gives it (key order)
@@ -168,9 +162,7 @@ public enum PollenScreen: Screen {
             best = (f, km)
         }
         guard let (forecast, km) = best else {
-            var m = empty("\(emptyMessage) for \(date) within \(Int(maxDistanceKm)) km of \(at.latitude),\(at.longitude)")
-            m.scale = scale(colours: colours, active: nil)
-            return m
+            return empty("\(emptyMessage) for \(date) within \(Int(maxDistanceKm)) km of \(at.latitude),\(at.longitude)", colours: colours)
         }
         let items = forecast.entries.map { item($0, colours: colours) }
         let active = items.compactMap(\.value).max()

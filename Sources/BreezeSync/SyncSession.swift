@@ -641,7 +641,6 @@ public struct SyncSession: Sendable {
         // ids costs a lookup each, not an Ed25519 check (a device re-sending its own id with new content, 300
         // versions a batch, kept the loop busy verifying). Their signatures are not stored (`unverified`).
         var unverified = Set<Int>()
-        var held: [StreamID: VersionVector] = [:]
         for en in entries {
             guard en.index < events.count else {
                 return fail(.malformed, "a signature for event \(en.index) of a batch of \(events.count)")
@@ -650,17 +649,11 @@ public struct SyncSession: Sendable {
             // Only the sender's own events (or any from the cluster): a device relaying another origin's
             // event with other content must still prove that origin signed it, or a hostile device could make
             // it look as if another device had written two contents under one id.
-            if let lookup = config.heldVector, grants!.peerIsCluster || e.id.origin.replica == peerReplica {
-                let vector: VersionVector?
-                if let v = held[e.stream] { vector = v } else {
-                    vector = lookup(e.stream)
-                    if let v = vector { held[e.stream] = v }
-                }
-                if let v = vector, v.contains(e.id), config.storedSignature(e) != nil {
-                    signatures[en.index] = en.signature
-                    unverified.insert(en.index)
-                    continue
-                }
+            if grants!.peerIsCluster || e.id.origin.replica == peerReplica,
+               config.heldVector?(e.stream)?.contains(e.id) == true, config.storedSignature(e) != nil {
+                signatures[en.index] = en.signature
+                unverified.insert(en.index)
+                continue
             }
             if let why = verifier.check(e, en.signature, nowMillis: nowMillis) { refused[en.index] = why } else { signatures[en.index] = en.signature }
         }
