@@ -1,3 +1,4 @@
+import BreezeCore
 import BreezeStore
 import BreezeProjections
 @preconcurrency import Glibc
@@ -17,6 +18,13 @@ import BreezeProjections
 ///
 /// What counts as a change is a new event (the greatest `seq` moved): status tables, the projection's own
 /// catch-up and checkpoints do not make anyone recompute. New subscriptions are computed at once.
+///
+/// Only what a commit can change is recomputed: each value remembers what its last computation read
+/// (`ReadFootprint`: the user's stream and the parts of their state its screen reads, the sensors in view,
+/// a station's days, a pollen cell ...), and the thread reads the new events once (`CommitChanges`) and
+/// recomputes the values whose footprint they touch. A star recomputes the sheet and the lists that show
+/// favourites, not the climate chart or the biomarker gauges. The values recomputed go cheapest first (by
+/// the time their last computation took), so an expensive screen never delays a cheap one.
 ///
 /// `@unchecked Sendable`: `subscribers`, `fresh`, `state` and the file descriptors are guarded by `lock`; the
 /// connection, the user-state cache and the inotify descriptor belong to the observation thread alone.
@@ -183,11 +191,22 @@ final class ObservationCenter: @unchecked Sendable {
             // new event: their generation counts as a change too.
             let generation = (try? log.dropGeneration()) ?? lastGeneration
             let changed = seq != lastSeq || generation != lastGeneration
+            // What the new events touched (read once for every subscriber); without events (dropped fact
+            // streams), or when they cannot be read, everything.
+            var changes = CommitChanges()
+            if changed {
+                changes = generation != lastGeneration ? .all
+                    : (try? CommitChanges.scan(log, after: lastSeq, through: seq)) ?? .all
+            }
             lastSeq = seq
             lastGeneration = generation
+            var due = changed ? all.filter { $0.mayChange(changes) } : []
+            let dueIDs = Set(due.map(ObjectIdentifier.init))
+            due += new.filter { !dueIDs.contains(ObjectIdentifier($0)) }
+            due.sort { $0.cost < $1.cost }
             let snapshot = ReplicaSnapshot(log: log, cache: cache, path: path, observing: true)
             var gone: [ObjectIdentifier] = []
-            for s in changed ? all : new where !s.evaluate(snapshot) { gone.append(ObjectIdentifier(s)) }
+            for s in due where !s.evaluate(snapshot) { gone.append(ObjectIdentifier(s)) }
             snapshot.lease.end()            // (a fetch that kept it gets a clear error)
             if !gone.isEmpty {
                 let set = Set(gone)
@@ -222,6 +241,10 @@ final class ObservationCenter: @unchecked Sendable {
 protocol Subscriber: AnyObject {
     /// Computes and delivers; false when the subscriber is done (its consumer went away, or it failed).
     func evaluate(_ snapshot: ReplicaSnapshot) -> Bool
+    /// False when `changes` cannot change the value (they touch nothing its last computation read).
+    func mayChange(_ changes: CommitChanges) -> Bool
+    /// Seconds its last computation took (the order values are recomputed in: cheapest first).
+    var cost: Double { get }
     /// Ends it: with an error, or (nil) because the replica closed.
     func end(_ error: BreezeError?)
 }
@@ -231,6 +254,9 @@ final class ValueSubscriber<Value: Equatable & Sendable>: Subscriber {
     private let fetch: @Sendable (ReplicaSnapshot) throws -> Value
     private weak var sink: (any ObservationSink<Value>)?
     private var last: Value?
+    /// What the last computation read (nil: not computed yet, or it failed part-way: recompute after any commit).
+    private var footprint: ReadFootprint?
+    private(set) var cost = 0.0
 
     init(fetch: @escaping @Sendable (ReplicaSnapshot) throws -> Value, sink: any ObservationSink<Value>) {
         self.fetch = fetch
@@ -239,8 +265,14 @@ final class ValueSubscriber<Value: Equatable & Sendable>: Subscriber {
 
     func evaluate(_ snapshot: ReplicaSnapshot) -> Bool {
         guard let sink, !sink.isCancelled else { return false }
+        var observed = snapshot
+        observed.footprint = ReadFootprint()
+        footprint = nil
+        let started = SystemClock.monotonicSeconds()
+        defer { cost = SystemClock.monotonicSeconds() - started }
         do {
-            let v = try fetch(snapshot)
+            let v = try fetch(observed)
+            footprint = observed.footprint
             if v != last {
                 last = v
                 sink.send(v)
@@ -255,6 +287,8 @@ final class ValueSubscriber<Value: Equatable & Sendable>: Subscriber {
             return false
         }
     }
+
+    func mayChange(_ changes: CommitChanges) -> Bool { footprint?.isTouched(by: changes) ?? true }
 
     func end(_ error: BreezeError?) {
         if let error { sink?.fail(error) } else { sink?.finish() }

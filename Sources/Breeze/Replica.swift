@@ -1,6 +1,7 @@
 import BreezeCore
 import BreezeStore
 import BreezeNet
+import Dispatch
 @preconcurrency import Glibc
 
 /// One replica of a user's Breeze data, in one SQLite database: the library an app embeds.
@@ -22,6 +23,10 @@ import BreezeNet
 /// ```
 ///
 /// ## Threads
+///
+/// From async code (the main actor, a `.task`), use the async API (`Replica+Async.swift`: the same names,
+/// awaited): reads run on a pool of read connections and never wait for a write, writes on a queue of their
+/// own, and the caller's thread never waits on disk. The synchronous API below is for tools and scripts.
 ///
 /// `Replica` is `Sendable`: share one instance between the main actor and background tasks. Its database
 /// connection is used under a lock, one call at a time, so calls from several threads are serialised (as
@@ -56,6 +61,8 @@ public final class Replica: @unchecked Sendable {
         /// everywhere (what tests and servers want). A name the time-zone database does not hold is refused
         /// when the replica opens (`BreezeError.invalidArgument`), not read as UTC.
         public var timeZone: String?
+        /// How many read connections the async API may open (default 4): reads beyond that wait for one.
+        public var readers = 4
 
         /// Options with the defaults, for `user`.
         public init(user: String = "me") { self.user = user }
@@ -90,6 +97,10 @@ public final class Replica: @unchecked Sendable {
     /// The observation thread (started by the first observation). Its connection writes only derived tables
     /// (the projection's catch-up), so it commits with `synchronous=NORMAL`.
     let observers: ObservationCenter
+    /// The async API's read connections (`Replica+Async.swift`), opened when first used.
+    let readers: ReaderPool
+    /// The async API's writes, one at a time, off the caller's thread.
+    let writeQueue = DispatchQueue(label: "breeze.replica.writes")
 
     /// Opens the replica at `path`, creating the database (and this replica's identity) when there is none
     /// and `options.create` is true.
@@ -101,6 +112,7 @@ public final class Replica: @unchecked Sendable {
         self.path = path
         self.options = options
         observers = ObservationCenter(path: path, logOptions: Replica.logOptions(options, durability: .normal))
+        readers = ReaderPool(path: path, logOptions: Replica.logOptions(options, durability: .normal), capacity: options.readers)
         try Validation.user(options.user, what: "Options.user")
         try Validation.timeZone(options.timeZone, what: "Options.timeZone")
         do {
@@ -149,6 +161,7 @@ public final class Replica: @unchecked Sendable {
             n.wait()
         }
         observers.stop()
+        readers.close()
         l?.close()
     }
 

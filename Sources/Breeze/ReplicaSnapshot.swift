@@ -21,29 +21,37 @@ public struct ReplicaSnapshot {
     /// Ended when the closure it was given to returns: using the snapshot after that is a clear error (its
     /// connection belongs to the replica's lock, which is no longer held), not a raw store error or a race.
     var lease = SnapshotLease()
+    /// On the observation thread: what the value being computed reads (`ReadFootprint`), so the next commit
+    /// recomputes it only when it touches that.
+    var footprint: ReadFootprint?
 
     /// The user's settings, merged from every event of their stream.
     public func state(user: String) throws -> UserState {
         try lease.check(path)
         try Validation.user(user, what: "user")
+        footprint?.userAspects = .all
+        footprint?.read(user: user)
         return try cache.state(of: user, in: log)
     }
 
     /// The version vector of one stream (what this replica holds of it).
     public func versionVector(of stream: StreamID) throws -> VersionVector {
         try lease.check(path)
+        footprint?.read(stream: stream)
         return try log.versionVector(of: stream)
     }
 
     /// The version vectors of every stream held.
     public func versionVectors() throws -> [StreamID: VersionVector] {
         try lease.check(path)
+        footprint?.readEverything()
         return try log.versionVectors()
     }
 
     /// How many events are held (optionally of one stream).
     public func eventCount(stream: StreamID? = nil) throws -> Int {
         try lease.check(path)
+        if let stream { footprint?.read(stream: stream) } else { footprint?.readEverything() }
         return try log.count(stream: stream)
     }
 
@@ -55,7 +63,9 @@ public struct ReplicaSnapshot {
         try catchUpProjection()
         let checkpoint = try log.projectionCheckpoint()
         try cache.world.refresh(log, covered: max(checkpoint.seq, cache.factFreeThrough))
-        do { return try S.build(LogWorld(log: log, cache: cache), parameters) } catch let e as ScreenError {
+        footprint?.userAspects = S.userAspects
+        defer { footprint?.userAspects = .all }
+        do { return try S.build(LogWorld(log: log, cache: cache, footprint: footprint), parameters) } catch let e as ScreenError {
             throw BreezeError(.screen, "screen \(S.name): \(e)", underlying: e)
         }
     }
@@ -84,18 +94,27 @@ extension ReplicaSnapshot: Sendable {}
 
 /// `WorldReader` over the SQLite projection of a log, through the connection's caches: user states
 /// (`ReadCache`), sensors with a spatial index and pipelines already run (`WorldCache`).
+///
+/// With a `footprint` (an observed value being computed), every read is recorded there.
 struct LogWorld: WorldReader {
     let log: EventLog
     let cache: ReadCache
-    func sensors() throws -> [SensorRegistration] { try cache.world.sensors(log) }
+    var footprint: ReadFootprint?
+    func sensors() throws -> [SensorRegistration] {
+        footprint?.readSensorList()
+        return try cache.world.sensors(log)
+    }
     func sensors(in box: GeoBox) throws -> [SensorRegistration] {
-        try cache.world.grid(log).candidates(south: box.south, west: box.west, north: box.north, east: box.east)
+        footprint?.readSensorList()
+        return try cache.world.grid(log).candidates(south: box.south, west: box.west, north: box.north, east: box.east)
             .filter { WorldGeometry.contains(box, $0) }
     }
     func sensors(near point: (latitude: Double, longitude: Double), withinKm km: Double) throws -> [(sensor: SensorRegistration, km: Double)] {
-        WorldGeometry.nearest(try cache.world.grid(log).candidates(near: point.latitude, point.longitude, km: km), point, km)
+        footprint?.readSensorList()
+        return WorldGeometry.nearest(try cache.world.grid(log).candidates(near: point.latitude, point.longitude, km: km), point, km)
     }
     func airQuality(_ sensor: SensorRegistration, user: UserState, now: Int64, hours: Int) throws -> SensorAirQuality {
+        footprint?.read(source: sensor.source, sensor: sensor.sensor)
         let last = try latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
         let key = WorldCache.QualityKey(hour: now - ((now % 3600) + 3600) % 3600, lastReading: last, hours: hours,
                                         correction: sensor.source == "purpleair" ? user.correction(for: "purpleair") : "none")
@@ -108,16 +127,34 @@ struct LogWorld: WorldReader {
         return q
     }
     func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])] {
-        try log.projectedReadings(source: source, sensor: sensor, from: from, to: to)
+        footprint?.read(source: source, sensor: sensor)
+        return try log.projectedReadings(source: source, sensor: sensor, from: from, to: to)
     }
     func hourly(source: String, sensor: String, from: Int64, to: Int64) throws -> [HourAggregate] {
-        try log.projectedHourly(source: source, sensor: sensor, from: from, to: to)
+        footprint?.read(source: source, sensor: sensor)
+        return try log.projectedHourly(source: source, sensor: sensor, from: from, to: to)
     }
     func latestReadingTime(source: String, sensor: String, atOrBefore at: Int64) throws -> Int64? {
-        try cache.world.latestReadingTime(log, source: source, sensor: sensor, atOrBefore: at)
+        footprint?.read(source: source, sensor: sensor)
+        return try cache.world.latestReadingTime(log, source: source, sensor: sensor, atOrBefore: at)
     }
-    func facts(kind: String, keyPrefix: String) throws -> [EventBody] { try log.projectedFacts(kind: kind, keyPrefix: keyPrefix) }
-    func userState(user: String) throws -> UserState { try cache.state(of: user, in: log) }
+    func facts(kind: String, keyPrefix: String) throws -> [EventBody] {
+        footprint?.read(kind: kind, from: keyPrefix, to: keyPrefix + "\u{10FFFF}")
+        return try log.projectedFacts(kind: kind, keyPrefix: keyPrefix)
+    }
+    func facts(kind: String, keyFrom: String, keyTo: String, limit: Int?, descending: Bool) throws -> [EventBody] {
+        // The whole range, whatever the limit: a new fact inside it may change which come first.
+        footprint?.read(kind: kind, from: keyFrom, to: keyTo)
+        return try log.projectedFacts(kind: kind, keyFrom: keyFrom, keyTo: keyTo, limit: limit, descending: descending)
+    }
+    func factGroups(kind: String, keyPrefix: String) throws -> [String] {
+        footprint?.read(kind: kind, from: keyPrefix, to: keyPrefix + "\u{10FFFF}")
+        return try log.projectedFactGroups(kind: kind, keyPrefix: keyPrefix)
+    }
+    func userState(user: String) throws -> UserState {
+        footprint?.read(user: user)
+        return try cache.state(of: user, in: log)
+    }
 }
 
 /// Whether a `ReplicaSnapshot` may still be used: open while the closure it was given to runs.

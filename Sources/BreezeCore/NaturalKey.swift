@@ -58,16 +58,33 @@ extension EventBody {
     /// the screens' reading order. Pollen by place and date (`"<lat>,<lon>|<YYYY-MM-DD>"`), daily
     /// temperatures by station and date (`"<station>|<YYYY-MM-DD>"`), biomarker readings by user, type and
     /// time (`"<user>|<type>|<sortable time>"`). The SQLite projection and the in-memory one both use this,
-    /// so they cannot disagree.
+    /// so they cannot disagree. Names that come from events (station, reading type) are escaped
+    /// (`factKeyComponent`), so `|` always separates components: a screen can list a kind's stations or a
+    /// user's reading types by skipping from one group of keys to the next, without reading every fact.
     public func projectionFactKey(stream: StreamID) -> (kind: String, key: String)? {
         switch self {
         case .pollenForecast(let p): return ("pollen", "\(p.latitude),\(p.longitude)|\(p.date)")
-        case .dailyTemperature(let t): return ("temperature", "\(t.station)|\(t.date)")
+        case .dailyTemperature(let t): return ("temperature", "\(EventBody.factKeyComponent(t.station))|\(EventBody.factKeyComponent(t.date))")
         case .biomarkerReading(let b):
             guard let user = stream.userID else { return nil }
-            return ("biomarker", "\(user)|\(b.readingType)|\(EventBody.sortableTime(b.time))")
+            return ("biomarker", "\(user)|\(EventBody.factKeyComponent(b.readingType))|\(EventBody.sortableTime(b.time))")
         default: return nil
         }
+    }
+
+    /// A name as one component of a fact key: `%` and `|` escaped (`%25`, `%7C`), so it never holds the
+    /// separator. Names without them (every real station id and reading type) are unchanged.
+    public static func factKeyComponent(_ name: String) -> String {
+        guard name.utf8.contains(where: { $0 == UInt8(ascii: "|") || $0 == UInt8(ascii: "%") }) else { return name }
+        var out = ""
+        for c in name {
+            switch c {
+            case "%": out += "%25"
+            case "|": out += "%7C"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 
     /// A time as 16 hex digits that sort in time order (sign bit flipped), for key-prefix range scans.

@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// The Alerts screen: the category that warns the user, what happens when an alert clears, the sensors they
@@ -35,6 +35,7 @@ import BreezeAirQuality
 public enum AlertsScreen: Screen {
     public static let name = "alerts"
     public static let summary = "alert settings, watched sensors, alerts fired and cleared in the last 7 days, test alert"
+    public static let userAspects: UserState.Aspects = [.watched, .alertSettings, .testAlerts, .deliveredAlerts, .sources]
 
     /// Hours walked for the events: the last 7 days.
     public static let windowHours = 7 * 24

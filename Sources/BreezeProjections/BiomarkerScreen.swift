@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 
 /// The biomarker gauges (the app's `BiomarkerView`): per reading type, how many readings the user took today
 /// against a daily target ("At least 3x/day").
@@ -22,6 +22,7 @@ import BreezeCore
 public enum BiomarkerScreen: Screen {
     public static let name = "biomarker"
     public static let summary = "biomarker readings today against each daily target (count, progress, latest)"
+    public static let userAspects: UserState.Aspects = [.biomarkerTargets, .sources]
 
     /// The app's default gauge when the user set no target: 0...3 readings, icon `drop`.
     public static let defaultMinReading = 0.0
@@ -83,11 +84,17 @@ public enum BiomarkerScreen: Screen {
         var counts: [String: Int] = [:]
         var latest: [String: BiomarkerReading] = [:]
         let shown = state.isEnabled(source: source)
-        for case .biomarkerReading(let r) in shown ? try world.facts(kind: "biomarker", keyPrefix: p.user + "|") : []
-        where r.time >= start && r.time < end {
-            counts[r.readingType, default: 0] += 1
-            if let l = latest[r.readingType], l.time >= r.time { continue }
-            latest[r.readingType] = r
+        // One range of keys per reading type (`<user>|<type>|<sortable time>`): the day's readings, not every
+        // reading the user has.
+        for type in shown ? try world.factGroups(kind: "biomarker", keyPrefix: p.user + "|") : [] {
+            let prefix = p.user + "|" + type + "|"
+            for case .biomarkerReading(let r) in try world.facts(kind: "biomarker", keyFrom: prefix + EventBody.sortableTime(start),
+                                                                 keyTo: prefix + EventBody.sortableTime(end), limit: nil, descending: false)
+            where r.time >= start && r.time < end {
+                counts[r.readingType, default: 0] += 1
+                if let l = latest[r.readingType], l.time >= r.time { continue }
+                latest[r.readingType] = r
+            }
         }
         var types = Set(counts.keys).union(state.biomarkerTargets.sortedKeys).sorted()
         if types.isEmpty { types = [defaultReadingType] }

@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// The "Local Climate Trend" chart: the temperature around one calendar date at one station across decades
@@ -39,6 +39,7 @@ import BreezeAirQuality
 public enum ClimateScreen: Screen {
     public static let name = "climate"
     public static let summary = "temperature around this calendar date across decades at a station (--sensor or --at)"
+    public static let userAspects: UserState.Aspects = [.unit, .sources]
 
     /// Days either side of the date averaged for a point.
     public static let windowDaysEachSide = 7
@@ -143,37 +144,81 @@ public enum ClimateScreen: Screen {
         }
 
         let refDay = ISOTime.days(year: Int64(ref.year), month: Int64(ref.month), day: Int64(ref.day))
-        var maxByDay: [Int64: Double] = [:]
-        var earliest: Int64?
-        var location: (Double, Double)?
-        for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyPrefix: station + "|") where t.station == station {
-            guard let d = FactScreenCalendar.parse(t.date) else { continue }
-            let day = ISOTime.days(year: Int64(d.year), month: Int64(d.month), day: Int64(d.day))
-            guard day <= refDay else { continue }
-            if earliest == nil || day < earliest! { earliest = day }
-            if let v = t.maxC, v.isFinite { maxByDay[day] = v }
-            if let la = t.latitude, let lo = t.longitude { location = (la, lo) }
+        // The station's days are read a window at a time (its keys are `<station>|<YYYY-MM-DD>`, in date order),
+        // never all of them: a point costs one range of 15 days, so the screen costs the same for a station
+        // with a year of data as for one with ninety.
+        let stationKey = EventBody.factKeyComponent(station) + "|"
+        let stationEnd = stationKey + "\u{10FFFF}"
+        func day(_ t: DailyTemperature) -> Int64? {
+            guard let d = FactScreenCalendar.parse(t.date) else { return nil }
+            return ISOTime.days(year: Int64(d.year), month: Int64(d.month), day: Int64(d.day))
         }
-        guard let first = earliest else {
+        func key(_ t: DailyTemperature) -> String { stationKey + EventBody.factKeyComponent(t.date) }
+        /// The station's days in key (date) order from one end, `batch` at a time, until `take` says stop.
+        func scan(descending: Bool, to: String = stationEnd, _ take: (DailyTemperature) -> Bool) throws {
+            let batch = 64
+            var (from, upTo) = (stationKey, to)
+            while true {
+                let rows = try world.facts(kind: "temperature", keyFrom: from, keyTo: upTo, limit: batch, descending: descending)
+                for case .dailyTemperature(let t) in rows where !take(t) { return }
+                guard rows.count == batch, case .dailyTemperature(let last)? = rows.last else { return }
+                if descending { upTo = key(last) } else { from = key(last) + "\u{1}" }
+            }
+        }
+        // The earliest day held (the first in date order that is a date); none on or before the reference day
+        // is no data.
+        var earliest: Int64?
+        try scan(descending: false) { t in
+            guard let d = day(t) else { return true }
+            earliest = d
+            return false
+        }
+        // The station's location: the latest day on or before the reference day that carries one.
+        var location: (Double, Double)?
+        try scan(descending: true, to: stationKey + FactScreenCalendar.iso(ref) + "\u{1}") { t in
+            guard let d = day(t), d <= refDay, let la = t.latitude, let lo = t.longitude else { return true }
+            location = (la, lo)
+            return false
+        }
+        guard let first = earliest, first <= refDay else {
             return empty("no-data", "No temperatures for this station on or before \(refDate)", station: station, distance: distance)
         }
         let firstYear = Int(ISOTime.civil(days: first).year)
+        var memo: [Int: (date: String, c: Double, days: Int)?] = [:]
         /// The window's mean maximum in `year`, with its centre day and the days it averaged.
-        func value(_ year: Int) -> (date: String, c: Double, days: Int)? {
+        func value(_ year: Int) throws -> (date: String, c: Double, days: Int)? {
+            if let v = memo[year] { return v }
             let d = md.resolved(inYear: year)
             let centre = ISOTime.days(year: Int64(year), month: Int64(d.month), day: Int64(d.day))
-            var sum = 0.0, n = 0
-            for day in (centre - Int64(windowDaysEachSide))...min(centre + Int64(windowDaysEachSide), refDay) {
-                if let v = maxByDay[day] { sum += v; n += 1 }
+            let lo = centre - Int64(windowDaysEachSide), hi = min(centre + Int64(windowDaysEachSide), refDay)
+            var maxByDay: [Int64: Double] = [:]
+            if lo <= hi {
+                func iso(_ n: Int64) -> String {
+                    let c = ISOTime.civil(days: n)
+                    return FactScreenCalendar.iso((Int(c.year), Int(c.month), Int(c.day)))
+                }
+                for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyFrom: stationKey + iso(lo),
+                                                                     keyTo: stationKey + iso(hi) + "\u{1}", limit: nil, descending: false) {
+                    if let n = day(t), n >= lo, n <= hi, let v = t.maxC, v.isFinite { maxByDay[n] = v }
+                }
             }
-            guard n >= minimumDays else { return nil }
-            return (FactScreenCalendar.iso((year, d.month, d.day)), sum / Double(n), n)
+            let n = maxByDay.count
+            let result: (date: String, c: Double, days: Int)?
+            if n >= minimumDays {
+                // Summed in date order, as one pass over the days did.
+                let sum = maxByDay.keys.sorted().reduce(0.0) { $0 + maxByDay[$1]! }
+                result = (FactScreenCalendar.iso((year, d.month, d.day)), sum / Double(n), n)
+            } else {
+                result = nil
+            }
+            memo[year] = result
+            return result
         }
         // The latest year with a value for the date.
         var latest: Int?
         var y = ref.year
         while y >= firstYear {
-            if value(y) != nil { latest = y; break }
+            if try value(y) != nil { latest = y; break }
             y -= 1
         }
         guard let lastYear = latest else {
@@ -183,7 +228,7 @@ public enum ClimateScreen: Screen {
         var skipped: [Int] = []
         var decade = (firstYear + 9) / 10 * 10
         while decade <= lastYear {
-            if value(decade) != nil { years.append(decade) } else { skipped.append(decade) }
+            if try value(decade) != nil { years.append(decade) } else { skipped.append(decade) }
             decade += 10
         }
         if years.last != lastYear { years.append(lastYear) }
@@ -199,7 +244,7 @@ public enum ClimateScreen: Screen {
         func cls(_ dc: Double) -> String {
             (AnomalyClass(anomalyCelsius: FactScreenCalendar.round(dc, 6)) ?? .neutral).rawValue
         }
-        let values = years.map { value($0)! }
+        let values = try years.map { try value($0)! }
         let baseline = values[0].c
         let points = zip(years, values).map { year, v -> ClimateDataPoint in
             ClimateDataPoint(year: year, temperature: FactScreenCalendar.round(v.c, 2), displayTemperature: shown(v.c), date: v.date,
@@ -219,9 +264,19 @@ public enum ClimateScreen: Screen {
     /// The station nearest `at` among those with coordinates, if one is within `stationLimitKm`.
     static func nearestStation(_ world: WorldReader, to at: (latitude: Double, longitude: Double)) throws -> (station: String, km: Double)? {
         let here = GeoPoint(latitude: at.latitude, longitude: at.longitude)
+        // Each station's location is that of its latest day that carries one: one seek per station (its keys
+        // are in date order), not a read of every day of every station.
         var places: [String: (Double, Double)] = [:]
-        for case .dailyTemperature(let t) in try world.facts(kind: "temperature", keyPrefix: "") {
-            if let la = t.latitude, let lo = t.longitude { places[t.station] = (la, lo) }
+        for group in try world.factGroups(kind: "temperature", keyPrefix: "") {
+            var upTo = group + "|\u{10FFFF}"
+            search: while true {
+                let rows = try world.facts(kind: "temperature", keyFrom: group + "|", keyTo: upTo, limit: 64, descending: true)
+                for case .dailyTemperature(let t) in rows {
+                    if let la = t.latitude, let lo = t.longitude { places[t.station] = (la, lo); break search }
+                }
+                guard rows.count == 64, case .dailyTemperature(let last)? = rows.last else { break }
+                upTo = group + "|" + EventBody.factKeyComponent(last.date)
+            }
         }
         var best: (String, Double)?
         for station in places.keys.sorted() {

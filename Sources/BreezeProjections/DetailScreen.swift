@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// The sensor detail screen: one glowing NowCast AQI and where it sits on the 0-500 scale, the last 24 hours
@@ -9,6 +9,7 @@ import BreezeAirQuality
 public enum DetailScreen: Screen {
     public static let name = "detail"
     public static let summary = "one sensor: NowCast AQI, 24 hourly bars, EPA advice, temperature/humidity/PM2.5 trends (--sensor)"
+    public static let userAspects: UserState.Aspects = [.unit, .sources]
 
     /// One hour of the 24-hour chart.
     public struct HourBar: Codable, Equatable, Identifiable, Sendable {

@@ -68,6 +68,25 @@ public struct FactWorld: WorldReader, Equatable {
         return factRows.keys.filter { $0.hasPrefix(prefix) }.sorted().map { factRows[$0]!.value }
     }
 
+    public func facts(kind: String, keyFrom: String, keyTo: String, limit: Int?, descending: Bool) throws -> [EventBody] {
+        let head = kind + "\u{0}"
+        var keys = factRows.keys.filter { k in
+            guard k.hasPrefix(head) else { return false }
+            let key = k.dropFirst(head.count)
+            return key >= keyFrom[...] && key < keyTo[...]
+        }.sorted()
+        if descending { keys.reverse() }
+        if let limit { keys = Array(keys.prefix(limit)) }
+        return keys.map { factRows[$0]!.value }
+    }
+
+    public func factGroups(kind: String, keyPrefix: String) throws -> [String] {
+        let head = kind + "\u{0}" + keyPrefix
+        return Set(factRows.keys.filter { $0.hasPrefix(head) }.map { k in
+            String(k.dropFirst(head.count).prefix { $0 != "|" })
+        }).sorted()
+    }
+
     public func userState(user: String) throws -> UserState { users[user] ?? UserState() }
 }
 

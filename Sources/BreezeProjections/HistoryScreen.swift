@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// The History screen: this week's daily highs beside last week's, and today's hourly PM2.5 to scrub through
@@ -24,6 +24,7 @@ import BreezeAirQuality
 public enum HistoryScreen: Screen {
     public static let name = "history"
     public static let summary = "daily highs of NowCast AQI this week and last (the sensor's local days), today's PM2.5"
+    public static let userAspects: UserState.Aspects = [.sources]
 
     /// The History read model.
     public struct Model: Codable, Equatable, Sendable {

@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// The map: a two-weight header saying how the air is where the user is, the selected metric, and the
@@ -15,6 +15,7 @@ import BreezeAirQuality
 public enum MapScreen: Screen {
     public static let name = "map"
     public static let summary = "the map: header in words, pins in a box (--bbox S,W,N,E) for --metric aqi|temperature|humidity|pm25"
+    public static let userAspects: UserState.Aspects = [.unit, .sources]
 
     /// The metrics the segment switches between.
     public static let metrics = ["aqi", "temperature", "humidity", "pm25"]

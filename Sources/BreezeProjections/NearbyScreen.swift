@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// Nearby: the closest sensor first, then the others by distance, and the user's favourites as badges with
@@ -10,6 +10,7 @@ import BreezeAirQuality
 public enum NearbyScreen: Screen {
     public static let name = "nearby"
     public static let summary = "sensors by distance from --at (closest first) and favourites with trend arrows"
+    public static let userAspects: UserState.Aspects = [.favourites, .sources, .unit]
 
     /// A sensor in the distance list.
     public struct Entry: Codable, Equatable, Identifiable, Sendable {

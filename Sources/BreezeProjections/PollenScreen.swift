@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 public import BreezeAirQuality
 
 /// The pollen card ("Allergy Tracker", powered by Google) and its detail sheets: the Google Pollen API
@@ -26,6 +26,7 @@ public import BreezeAirQuality
 public enum PollenScreen: Screen {
     public static let name = "pollen"
     public static let summary = "pollen forecast near --at for the day: types and plants with UPI 0-5"
+    public static let userAspects: UserState.Aspects = [.sources]
 
     /// The farthest a stored forecast's place may be from the user, km.
     public static let maxDistanceKm = 50.0

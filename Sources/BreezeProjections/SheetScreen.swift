@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 
 /// The selected-sensor sheet that rises over the map: the reading in a round badge, how fresh and how far,
@@ -6,6 +6,7 @@ import BreezeAirQuality
 public enum SheetScreen: Screen {
     public static let name = "sheet"
     public static let summary = "the selected sensor's sheet: AQI badge, how fresh, how far (--at), favourite star, legend (--sensor)"
+    public static let userAspects: UserState.Aspects = [.favourites, .sources]
 
     /// One legend row, with the badge's category marked.
     public struct LegendRow: Codable, Equatable, Identifiable, Sendable {

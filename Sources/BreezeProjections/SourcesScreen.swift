@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 
 /// The data-sources sheet: every source Breeze knows (`DataSource.catalog`, in catalogue order), whether the
 /// user has it on, the correction in effect and the ones available, and how many sensors it provides.
@@ -12,6 +12,7 @@ import BreezeCore
 public enum SourcesScreen: Screen {
     public static let name = "sources"
     public static let summary = "data sources: enabled, correction chosen and available, sensors provided"
+    public static let userAspects: UserState.Aspects = [.sources]
 
     /// The read model.
     public struct Model: Codable, Equatable, Sendable {

@@ -1,4 +1,4 @@
-import BreezeCore
+public import BreezeCore
 import BreezeAirQuality
 import Foundation
 
@@ -11,6 +11,7 @@ import Foundation
 public enum WidgetsScreen: Screen {
     public static let name = "widgets"
     public static let summary = "lock-screen widget, live activity and tile for the nearest sensor (--at) or the first favourite"
+    public static let userAspects: UserState.Aspects = [.favourites, .sources, .unit]
 
     /// The Lock Screen widget.
     public struct LockScreen: Codable, Equatable, Sendable {

@@ -18,6 +18,13 @@ public protocol WorldReader {
     /// Keys: pollen `"<lat>,<lon>|<YYYY-MM-DD>"`, temperature `"<station>|<YYYY-MM-DD>"`, biomarker
     /// `"<user>|<readingType>|<sortable time>"`.
     func facts(kind: String, keyPrefix: String) throws -> [EventBody]
+    /// Facts of a kind with `keyFrom <= key < keyTo`, in key order (greatest first when `descending`), at most
+    /// `limit` (all when nil): a window of one station's days or one user's readings, read without the rest.
+    func facts(kind: String, keyFrom: String, keyTo: String, limit: Int?, descending: Bool) throws -> [EventBody]
+    /// The distinct first key components under `keyPrefix` (up to the next `|`, escaped as keys hold them,
+    /// `EventBody.factKeyComponent`), sorted: the stations of `temperature`, a user's reading types of
+    /// `biomarker` (prefix `"<user>|"`).
+    func factGroups(kind: String, keyPrefix: String) throws -> [String]
     /// A user's settings.
     func userState(user: String) throws -> UserState
     /// The located sensors inside `box`, in `sensors()` order (default: every sensor filtered).
@@ -103,10 +110,19 @@ public protocol Screen: Sendable {
     static var name: String { get }
     /// One line for `breeze screen --help`.
     static var summary: String { get }
+    /// The parts of the user's state the model reads (default: all). An observed screen is recomputed after
+    /// an edit of the user only when the edit changes one of them: a star recomputes the sheet, not the
+    /// climate chart. `ScreenAspectTests` checks each screen's declaration against edits of every other part.
+    static var userAspects: UserState.Aspects { get }
     /// Builds the read model.
     static func build(_ world: WorldReader, _ p: ScreenParameters) throws -> Model
     /// Readable text (aligned columns, bars drawn with characters).
     static func render(_ model: Model) -> [String]
+}
+
+extension Screen {
+    /// Every part of the user's state (a screen that declares none reads them all).
+    public static var userAspects: UserState.Aspects { .all }
 }
 
 /// A box on the map: south, west, north and east edges in degrees (west > east crosses the antimeridian).

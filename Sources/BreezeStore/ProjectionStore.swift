@@ -15,7 +15,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 7
+    public static let projectionVersion: Int64 = 8
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
     static let projectionChunk = 20_000
     /// Events per transaction of a rebuild: larger, since its shadow tables have no reader to wait for it and
@@ -390,6 +390,51 @@ extension EventLog {
                 if let b = try? Event(decoding: q.blob(0), stored: true).body() { out.append(b) }
             }
             return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// Facts of `kind` with `keyFrom <= key < keyTo`, in key order (greatest key first when `descending`), at
+    /// most `limit` of them (all when nil): what a screen reads of a window (a station's days around a date, a
+    /// user's readings of one local day) without reading the rest.
+    public func projectedFacts(kind: String, keyFrom: String, keyTo: String, limit: Int? = nil,
+                               descending: Bool = false) throws(StoreError) -> [EventBody] {
+        do {
+            let q = try db.cached("SELECT data FROM proj_facts WHERE kind = ? AND key >= ? AND key < ? ORDER BY key \(descending ? "DESC" : "ASC") LIMIT ?")
+            try q.bind(1, kind)
+            try q.bind(2, keyFrom)
+            try q.bind(3, keyTo)
+            try q.bind(4, Int64(limit ?? -1))
+            var out: [EventBody] = []
+            while try q.step() {
+                if let b = try? Event(decoding: q.blob(0), stored: true).body() { out.append(b) }
+            }
+            return out
+        } catch { throw StoreError.from(error, path: path) }
+    }
+
+    /// The distinct first components of the keys of `kind` under `keyPrefix` (the text after it up to the
+    /// next `|`, escaped as keys hold it: `EventBody.factKeyComponent`), sorted: the stations of `temperature`
+    /// (prefix ""), a user's reading types of `biomarker` (prefix `"<user>|"`). One index seek per component,
+    /// not a read of every fact.
+    public func projectedFactGroups(kind: String, keyPrefix: String) throws(StoreError) -> [String] {
+        do {
+            let q = try db.cached("SELECT key FROM proj_facts WHERE kind = ? AND key >= ? AND key < ? ORDER BY key LIMIT 1")
+            var groups: [String] = []
+            var from = keyPrefix
+            let end = keyPrefix + "\u{10FFFF}"
+            while true {
+                try q.bind(1, kind)
+                try q.bind(2, from)
+                try q.bind(3, end)
+                guard try q.step() else { q.reset(); break }
+                let key = q.text(0)
+                q.reset()
+                let rest = key.utf8.dropFirst(keyPrefix.utf8.count)
+                let group = String(decoding: rest.prefix { $0 != UInt8(ascii: "|") }, as: UTF8.self)
+                groups.append(group)
+                from = keyPrefix + group + "|\u{10FFFF}"   // past every key of this group (none holds an unescaped |)
+            }
+            return groups
         } catch { throw StoreError.from(error, path: path) }
     }
 

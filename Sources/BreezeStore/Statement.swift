@@ -32,7 +32,8 @@ final class Statement {
     func bindNull(_ i: Int32) throws(DatabaseError) { try check(sqlite3_bind_null(stmt, i)) }
     /// Binds text, copied by SQLite (a Swift string's C pointer is only valid during the call).
     func bind(_ i: Int32, _ v: String) throws(DatabaseError) {
-        try check(sqlite3_bind_text(stmt, i, v, -1, breeze_sqlite_transient()))
+        // Its length in bytes, not up to a NUL: a text holding one (a name from a hostile event) is bound whole.
+        try check(sqlite3_bind_text(stmt, i, v, Int32(v.utf8.count), breeze_sqlite_transient()))
     }
     /// Binds a blob, copied by SQLite.
     func bind(_ i: Int32, _ v: [UInt8]) throws(DatabaseError) {

@@ -72,7 +72,7 @@ struct ObservationTests {
         let sequence = r.observe { try $0.state(user: "me").favourites.elements.count }
         var it = sequence.makeAsyncIterator()
         #expect(try await it.next() == 0)
-        for i in 0..<20 { try r.addFavourite("s\(i)") }
+        for i in 0..<20 { try await r.addFavourite("s\(i)") }
         // The observation thread has computed several values meanwhile; the consumer gets the newest.
         let deadline = now() + 30
         var last = 0
@@ -90,13 +90,13 @@ struct ObservationTests {
             #expect(r.observers.subscriberCount == 1)
         }
         // The iterator is gone: so is its subscriber.
-        try r.addFavourite("131075")
+        try await r.addFavourite("131075")
         #expect(await eventually { r.observers.subscriberCount == 0 })
         let tokenValues = TestLockedArray<Int>()
         let token = r.observe { try $0.state(user: "me").favourites.elements.count }.start { tokenValues.append($0) }
         #expect(await eventually { tokenValues.values == [1] })
         token.cancel()
-        try r.addFavourite("149970")
+        try await r.addFavourite("149970")
         try await Task.sleep(nanoseconds: 100_000_000)
         #expect(tokenValues.values == [1], "no callback after cancel")
         var open = r.observeState().makeAsyncIterator()

@@ -176,7 +176,7 @@ struct ReplicaTests {
             }
             try await group.waitForAll()
         }
-        #expect(try r.state().favourites.elements.count == 200)
+        #expect(try await r.state().favourites.elements.count == 200)
     }
 }
 

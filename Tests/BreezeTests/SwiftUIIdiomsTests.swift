@@ -77,7 +77,7 @@ struct SwiftUIIdiomsTests {
         let dir = TempDir()
         let r = try Replica(path: dir.file("a.db"))
         defer { r.close() }
-        _ = try r.importData(CanonicalSensorTests.troy, name: "troy.csv", format: "sensors-csv")
+        _ = try await r.importData(CanonicalSensorTests.troy, name: "troy.csv", format: "sensors-csv")
         var values = 0
         var caught: BreezeError?
         do {

@@ -15,13 +15,13 @@ struct Favourites {
 
         let replica = try Replica(path: db, options: .init(user: "ana"))
         defer { replica.close() }
-        _ = try replica.importFile(sensors, format: "sensors-csv")
+        _ = try await replica.importFile(sensors, format: "sensors-csv")
 
         // The sheet of one sensor, live: the first value at once, then one after every change.
         var sheet = replica.observe(SheetScreen.self, replica.parameters(sensor: "149970")).makeAsyncIterator()
         say("star \(try await sheet.next()!.isFavourite)")            // star false
 
-        try replica.addFavourite("149970")
+        try await replica.addFavourite("149970")
         say("star \(try await sheet.next()!.isFavourite)")            // star true
 
         try replica.startSync(try SyncOptions(certificateFile: cert, authorityFile: authority, peers: [peer]))
