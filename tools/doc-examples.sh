@@ -99,7 +99,10 @@ def function(path, body):
     for parameter in PARAMETERS:   # wrapped at 120 columns
         if len(out[-1]) + len(parameter) + 2 > 120: out.append("        ")
         out[-1] += ("" if out[-1].endswith(("(", "        ")) else " ") + parameter + ","
-    out[-1] = out[-1][:-1] + ") async throws {"
+    # An example that awaits is async; one that does not is synchronous, as the code an app writes around a
+    # synchronous call is (in an async function Swift would pick the async twin of each call instead).
+    awaits = any(re.search(r"\bawait\b", t) for t in code)
+    out[-1] = out[-1][:-1] + (") async throws {" if awaits else ") throws {")
     out.append(f"    // {path}:{line}")   # in the body, so a compiler error's excerpt shows where the example is
     out += [("    " + t).rstrip() for t in code]
     out += [f"    _ = {n}" for n in used]

@@ -19,7 +19,7 @@ extension Replica {
     /// What this replica's certificate is now (nil before its first sync or installation).
     ///
     /// ```swift
-    /// if let c = try replica.certificateStatus(), c.notAfter < now + 7 * 86_400_000 { print("renewal pending") }
+    /// if let c = try replica.certificateStatus(), c.notAfter < nowMillis + 7 * 86_400_000 { print("renewal pending") }
     /// ```
     public func certificateStatus() throws(BreezeError) -> CertificateStatus? {
         let (text, renewal) = try withLog { log in (try log.certificateText(), try log.renewalRequested()) }

@@ -112,7 +112,7 @@ extension Replica {
     /// and refuses it from then on (`Protocol/sync.md` 4.10); the other devices keep syncing.
     ///
     /// ```swift
-    /// let r = Revocation.sign(key: lostPhone.key, replica: lostPhone.replica, revokedAtMillis: now,
+    /// let r = Revocation.sign(key: lostPhone.key, replica: lostPhone.replica, revokedAtMillis: nowMillis,
     ///                         reason: "lost", signer: clusterAuthority)
     /// try replica.revoke(r)
     /// ```

@@ -16,7 +16,7 @@ import Dispatch
 /// import Breeze
 ///
 /// let replica = try Replica(path: documents + "/breeze.db", options: .init(user: "ana"))
-/// try replica.addFavourite("131075")
+/// try await replica.addFavourite("131075")
 /// for try await sheet in replica.observe(SheetScreen.self, replica.parameters(sensor: "131075")) {
 ///     print(sheet.isFavourite)   // true at once; then again after every change that flips it
 /// }
@@ -254,7 +254,7 @@ public final class Replica: @unchecked Sendable {
     /// no other call of this replica runs meanwhile.
     ///
     /// ```swift
-    /// let (events, sheet) = try replica.read { ($0.eventCount(), try $0.screen(SheetScreen.self, p)) }
+    /// let (events, sheet) = try replica.read { (try $0.eventCount(), try $0.screen(SheetScreen.self, p)) }
     /// ```
     public func read<T>(_ body: (ReplicaSnapshot) throws -> T) throws(BreezeError) -> T {
         try withLog { log in
@@ -268,7 +268,7 @@ public final class Replica: @unchecked Sendable {
     /// first) and the user's state.
     ///
     /// ```swift
-    /// let sheet = try replica.screen(SheetScreen.self, replica.parameters(sensor: "131075", now: now))
+    /// let sheet = try replica.screen(SheetScreen.self, replica.parameters(now: now, sensor: "131075"))
     /// ```
     ///
     /// - Throws: `BreezeError.screen` when the parameters do not name what the screen needs (an unknown

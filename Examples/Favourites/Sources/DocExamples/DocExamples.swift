@@ -2,7 +2,7 @@
 // do not edit. After changing a doc comment's example, run `bash tools/doc-examples.sh` and commit this file
 // (DocExamplesTests fails on a stale copy). Each example is the body of a function named after its file and
 // line, compiled (never run) with warnings as errors; the parameters are the names the examples use.
-// 45 examples.
+// 53 examples.
 import Breeze
 import BreezeCrypto
 import Dispatch
@@ -20,7 +20,7 @@ func breezeerror_swift_L13(replica: Replica, p: ScreenParameters, now: Int64, no
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/BreezeError.swift:13
     do { try replica.removeFavourite("131075") }
     catch BreezeError.notPresent { /* already gone: nothing to do */ }
@@ -31,7 +31,7 @@ func readonlyobserver_swift_L12(replica: Replica, p: ScreenParameters, now: Int6
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ReadOnlyObserver.swift:12
     let observer = ReadOnlyObserver(path: "server.db")
     let token = observer.observe { try $0.eventCount() }.start(onChange: { n in print("\(n) events") })
@@ -39,20 +39,102 @@ func readonlyobserver_swift_L12(replica: Replica, p: ScreenParameters, now: Int6
     _ = token
 }
 
+func replica_async_swift_L12(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:12
+    let sheet = try await replica.screen(SheetScreen.self, replica.parameters(sensor: "131075"))
+    try await replica.addFavourite("131075")
+    _ = sheet
+}
+
+func replica_async_swift_L22(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:22
+    let count = try await replica.read { try $0.eventCount() }
+    _ = count
+}
+
+func replica_async_swift_L36(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:36
+    let pollen = try await replica.screen(PollenScreen.self, replica.parameters(at: (51.17, 10.45)))
+    _ = pollen
+}
+
+func replica_async_swift_L45(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:45
+    let unit = try await replica.state().effectiveUnit
+    _ = unit
+}
+
+func replica_async_swift_L55(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:55
+    let held = try await replica.versionVectors()[.user("ana")]?.total ?? 0
+    _ = held
+}
+
+func replica_async_swift_L68(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:68
+    try await replica.write { r in
+        try r.setUnit(.celsius)
+        try r.addFavourite("131075")
+    }
+}
+
+func replica_async_swift_L88(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:88
+    try await replica.addFavourite("131075")
+}
+
+func replica_async_swift_L166(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Async.swift:166
+    let summary = try await replica.importFile(path, format: "purpleair-csv")
+    _ = summary
+}
+
 func replica_certificates_swift_L22(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
         progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) async throws {
+        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Certificates.swift:22
-    if let c = try replica.certificateStatus(), c.notAfter < now + 7 * 86_400_000 { print("renewal pending") }
+    if let c = try replica.certificateStatus(), c.notAfter < nowMillis + 7 * 86_400_000 { print("renewal pending") }
 }
 
 func replica_edits_swift_L14(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:14
     try replica.addFavourite("131075")
 }
@@ -61,7 +143,7 @@ func replica_edits_swift_L29(replica: Replica, p: ScreenParameters, now: Int64, 
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:29
     if try replica.state().favourites.contains("131075") { try replica.removeFavourite("131075") }
 }
@@ -70,7 +152,7 @@ func replica_edits_swift_L41(replica: Replica, p: ScreenParameters, now: Int64, 
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:41
     try replica.addWatch("131075")
 }
@@ -79,7 +161,7 @@ func replica_edits_swift_L53(replica: Replica, p: ScreenParameters, now: Int64, 
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:53
     try replica.removeWatch("131075")
 }
@@ -88,7 +170,7 @@ func replica_edits_swift_L140(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:140
     try replica.setAlerts(category: .unhealthy, enabled: true)
 }
@@ -97,7 +179,7 @@ func replica_edits_swift_L159(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:159
     try replica.requestTestAlert(sensor: "131075")
 }
@@ -106,7 +188,7 @@ func replica_edits_swift_L172(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:172
     for e in alerts.events where e.shouldNotify { post(e); try replica.markAlertDelivered(e.key) }
 }
@@ -115,7 +197,7 @@ func replica_edits_swift_L193(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:193
     try replica.setUnit(.fahrenheit)
 }
@@ -124,7 +206,7 @@ func replica_edits_swift_L204(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:204
     try replica.setSource("airnow", enabled: false)
 }
@@ -133,7 +215,7 @@ func replica_edits_swift_L217(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:217
     try replica.setCorrection("epa-2021-smoke", for: "purpleair")   // during a wildfire
 }
@@ -142,7 +224,7 @@ func replica_edits_swift_L234(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:234
     try replica.setBiomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0, maxReading: 3, icon: "drop"))
 }
@@ -151,7 +233,7 @@ func replica_edits_swift_L256(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:256
     try replica.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: now, value: 104, unit: "mg/dL"))
 }
@@ -160,7 +242,7 @@ func replica_import_swift_L54(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Import.swift:54
     let summary = try replica.importFile("sensors.csv", format: "sensors-csv")
     print(summary.storedFacts, summary.skipped.count)
@@ -171,7 +253,7 @@ func replica_import_swift_L76(replica: Replica, p: ScreenParameters, now: Int64,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Import.swift:76
     let summary = try replica.importData(downloaded, name: "pollen-today.json", format: "google-pollen",
                                          options: { var o = ImportOptions(); o.at = (51.17, 10.45); return o }())
@@ -182,7 +264,7 @@ func replica_import_swift_L182(replica: Replica, p: ScreenParameters, now: Int64
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Import.swift:182
     let bytes = try Replica.readFile("export.jsonl")
     _ = bytes
@@ -192,7 +274,7 @@ func replica_interests_swift_L34(replica: Replica, p: ScreenParameters, now: Int
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
         progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) async throws {
+        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Interests.swift:34
     try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5))              // 14 days
     try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5), keeping: .all)
@@ -202,7 +284,7 @@ func replica_observation_swift_L9(replica: Replica, p: ScreenParameters, now: In
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
         progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) async throws {
+        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Observation.swift:9
     let count = replica.observe { try $0.eventCount(stream: .public) }
     _ = count
@@ -232,7 +314,7 @@ func replica_sync_swift_L18(replica: Replica, p: ScreenParameters, now: Int64, n
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:18
     let options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub", peers: ["203.0.113.7:7000"])
     try replica.startSync(options)
@@ -243,7 +325,7 @@ func replica_sync_swift_L61(replica: Replica, p: ScreenParameters, now: Int64, n
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:61
     replica.stopSync()   // e.g. when the app goes to the background
 }
@@ -252,7 +334,7 @@ func replica_sync_swift_L74(replica: Replica, p: ScreenParameters, now: Int64, n
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:74
     var o = try SyncOptions(certificateFile: "server.cert", authorityFile: "cluster.pub", listen: "0.0.0.0:7000")
     o.stopOnSignals = true
@@ -265,7 +347,7 @@ func replica_sync_swift_L88(replica: Replica, p: ScreenParameters, now: Int64, n
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:88
     let online = replica.currentSyncStatus.connectedPeers.count
     _ = online
@@ -286,103 +368,103 @@ func replica_sync_swift_L115(replica: Replica, p: ScreenParameters, now: Int64, 
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:115
-    let r = Revocation.sign(key: lostPhone.key, replica: lostPhone.replica, revokedAtMillis: now,
+    let r = Revocation.sign(key: lostPhone.key, replica: lostPhone.replica, revokedAtMillis: nowMillis,
                             reason: "lost", signer: clusterAuthority)
     try replica.revoke(r)
     _ = r
 }
 
-func replica_swift_L17(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L18(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:17
+    // Sources/Breeze/Replica.swift:18
     let replica = try Replica(path: documents + "/breeze.db", options: .init(user: "ana"))
-    try replica.addFavourite("131075")
+    try await replica.addFavourite("131075")
     for try await sheet in replica.observe(SheetScreen.self, replica.parameters(sensor: "131075")) {
         print(sheet.isFavourite)   // true at once; then again after every change that flips it
     }
     _ = replica
 }
 
-func replica_swift_L140(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L152(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:140
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:152
     replica.close()   // e.g. when the app signs the user out
 }
 
-func replica_swift_L204(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L217(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:204
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:217
     let key = try replica.devicePublicKey()   // send it, with replica.id, to be enrolled
     _ = key
-}
-
-func replica_swift_L221(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
-        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
-        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:221
-    let unit = try replica.state().effectiveUnit
-    _ = unit
 }
 
 func replica_swift_L234(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:234
+    let unit = try replica.state().effectiveUnit
+    _ = unit
+}
+
+func replica_swift_L247(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:247
     let held = try replica.versionVectors()[.user("ana")]?.total ?? 0
     _ = held
 }
 
-func replica_swift_L244(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L257(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:244
-    let (events, sheet) = try replica.read { ($0.eventCount(), try $0.screen(SheetScreen.self, p)) }
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:257
+    let (events, sheet) = try replica.read { (try $0.eventCount(), try $0.screen(SheetScreen.self, p)) }
     _ = events
     _ = sheet
 }
 
-func replica_swift_L258(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L271(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:258
-    let sheet = try replica.screen(SheetScreen.self, replica.parameters(sensor: "131075", now: now))
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:271
+    let sheet = try replica.screen(SheetScreen.self, replica.parameters(now: now, sensor: "131075"))
     _ = sheet
 }
 
-func replica_swift_L273(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L286(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:273
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:286
     try replica.updateProjection { n in progressLabel.text = "\(n) events" }
 }
 
-func replica_swift_L283(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+func replica_swift_L296(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
-    // Sources/Breeze/Replica.swift:283
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica.swift:296
     let map = try replica.screen(MapScreen.self, replica.parameters(bbox: (42.6, -73.8, 42.8, -73.6), metric: "pm25"))
     _ = map
 }
@@ -391,7 +473,7 @@ func replicasnapshot_swift_L11(replica: Replica, p: ScreenParameters, now: Int64
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ReplicaSnapshot.swift:11
     let watched = replica.observe { snapshot in try snapshot.state(user: "ana").watched.elements }
     _ = watched
@@ -401,7 +483,7 @@ func syncoptions_swift_L24(replica: Replica, p: ScreenParameters, now: Int64, no
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncOptions.swift:24
     var options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub")
     options.servers = ["10.0.0.2:7000", "10.0.0.3:7000", "10.0.0.4:7000"]
@@ -412,7 +494,7 @@ func syncoptions_swift_L54(replica: Replica, p: ScreenParameters, now: Int64, no
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncOptions.swift:54
     let options = SyncOptions(certificateChain: enrolment.chain, authority: enrolment.authority,
                               peers: ["203.0.113.7:7000"])
@@ -423,7 +505,7 @@ func syncoptions_swift_L67(replica: Replica, p: ScreenParameters, now: Int64, no
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncOptions.swift:67
     let options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub", peers: ["10.0.0.2:7000"])
     _ = options
@@ -433,7 +515,7 @@ func syncstatus_swift_L8(replica: Replica, p: ScreenParameters, now: Int64, nowM
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncStatus.swift:8
     let behind = replica.currentSyncStatus.peers.map { $0.lag[.user("ana")]?.weLack ?? 0 }.max() ?? 0
     _ = behind
@@ -454,7 +536,7 @@ func valueobservation_swift_L61(replica: Replica, p: ScreenParameters, now: Int6
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ValueObservation.swift:61
     let token = replica.observeState().start { state in print(state.favourites.elements) }
     _ = token
@@ -464,7 +546,7 @@ func valueobservation_swift_L73(replica: Replica, p: ScreenParameters, now: Int6
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
         token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
-        render: @escaping @Sendable (UserState) -> Void) async throws {
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ValueObservation.swift:73
     token = replica.observeState().start { state in DispatchQueue.main.async { render(state) } }
     token?.cancel()
