@@ -115,15 +115,21 @@ struct LogWorld: WorldReader {
     }
     func airQuality(_ sensor: SensorRegistration, user: UserState, now: Int64, hours: Int) throws -> SensorAirQuality {
         footprint?.read(source: sensor.source, sensor: sensor.sensor)
-        let last = try latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
-        let key = WorldCache.QualityKey(hour: now - ((now % 3600) + 3600) % 3600, lastReading: last, hours: hours,
-                                        correction: sensor.source == "purpleair" ? user.correction(for: "purpleair") : "none")
+        let hour = now - ((now % 3600) + 3600) % 3600
+        let correction = sensor.source == "purpleair" ? user.correction(for: "purpleair") : "none"
         let e = cache.world.entry(sensor.source, sensor.sensor)
-        if let q = e.quality[key], q.sensor == sensor { return q.at(now: now) }
+        // A sensor with pipelines kept: the one whose inputs are these (its newest reading is cached). Without
+        // any (a cold map of a city), the pipeline is run at once: it finds its newest reading itself.
+        if !e.quality.isEmpty {
+            let last = try latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
+            let key = WorldCache.QualityKey(hour: hour, lastReading: last, hours: hours, correction: correction)
+            if let q = e.quality[key], q.sensor == sensor { return q.at(now: now) }
+        }
         let q = try SensorAirQuality(world: self, sensor: sensor, user: user, now: now, hours: hours)
+        let key = WorldCache.QualityKey(hour: hour, lastReading: q.lastReading, hours: hours, correction: correction)
         if e.order.count >= WorldCache.qualitiesPerSensor { e.quality[e.order.removeFirst()] = nil }
+        if e.quality[key] == nil { e.order.append(key) }
         e.quality[key] = q
-        e.order.append(key)
         return q
     }
     func readings(source: String, sensor: String, from: Int64, to: Int64) throws -> [(time: Int64, values: [String: Double])] {

@@ -177,10 +177,11 @@ enum AirQualityScreenSupport {
                                 hours: Int) throws -> [SensorNow] {
         var out: [SensorNow] = []
         for s in sensors where user.isEnabled(source: s.source) && s.latitude != nil && s.longitude != nil {
-            // Cheap freshness check first: a sensor hidden for 7 days needs no pipeline.
-            guard let last = try world.latestReadingTime(source: s.source, sensor: s.sensor, atOrBefore: now),
-                  freshness(lastReading: last, source: s.source, now: now) != .hidden else { continue }
-            out.append(SensorNow(sensor: s, quality: try world.airQuality(s, user: user, now: now, hours: hours)))
+            // The pipeline says when the newest reading was (from the hours it read, without a query of its own
+            // for a sensor that is reporting); a sensor hidden for 7 days is left out.
+            let q = try world.airQuality(s, user: user, now: now, hours: hours)
+            guard let last = q.lastReading, freshness(lastReading: last, source: s.source, now: now) != .hidden else { continue }
+            out.append(SensorNow(sensor: s, quality: q))
         }
         return out
     }

@@ -44,18 +44,23 @@ public struct SensorAirQuality: Sendable {
         // Each hour summed up once (`HourAggregate`, stored by the projection): the readings from `first` up to
         // `now` included.
         let aggregates = try world.hourly(source: sensor.source, sensor: sensor.sensor, from: first, to: now + 1)
-        lastReading = try world.latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
-        var byHour: [Int64: HourAggregate] = [:]
-        for a in aggregates { byHour[a.hour] = a }
+        // The newest reading at or before `now`: the last hour's last reading when that hour holds nothing
+        // later than `now` (and no later hour up to `now` holds any, or it would be last); else asked for.
+        if let a = aggregates.last, a.lastTime <= now {
+            lastReading = a.lastTime
+        } else {
+            lastReading = try world.latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
+        }
+        // The hours in order, by their index from `first` (the aggregates come by hour).
+        var byIndex = [HourAggregate?](repeating: nil, count: Int((lastHour - first) / 3600) + 1)
+        for a in aggregates where a.hour >= first && a.hour <= lastHour { byIndex[Int((a.hour - first) / 3600)] = a }
         let cadence = SensorAirQuality.cadence(aggregates)
         var out: [HourlyValues] = []
-        out.reserveCapacity(hours + 12)
-        var h = first
-        while h <= lastHour {
-            let a = byHour[h]
+        out.reserveCapacity(byIndex.count)
+        for (i, a) in byIndex.enumerated() {
+            let h = first + Int64(i) * 3600
             out.append(isPA ? SensorAirQuality.purpleAirHour(h, a, cadence: cadence, correction: correction)
                             : SensorAirQuality.monitorHour(h, a))
-            h += 3600
         }
         self.hours = out
         current = SensorAirQuality.nowCast(out, at: out.count - 1)

@@ -34,6 +34,7 @@ extension HourAggregate {
         guard first < 3600, first + span < 3600 else { throw DecodingError.malformed("hour aggregate times beyond the hour") }
         let n = try r.count(limit: 3600)
         var steps: [Step] = []
+        steps.reserveCapacity(n)
         for _ in 0..<n {
             let s = try r.varint(), c = try r.count(limit: 3600)
             guard s > 0, s < 3600 else { throw DecodingError.malformed("hour aggregate step \(s)") }
@@ -41,14 +42,15 @@ extension HourAggregate {
         }
         let valid = try r.count(limit: 3600)
         let pairSum = valid > 0 ? try r.decimal() : 0
-        var sums: [Sum] = []
-        for _ in 0..<5 {
+        // Five sums, read into values rather than an array: a map decodes tens of thousands of these.
+        func sum() throws(DecodingError) -> Sum {
             let c = try r.count(limit: 3600)
-            sums.append(Sum(total: c > 0 ? try r.decimal() : 0, count: c))
+            return Sum(total: c > 0 ? try r.decimal() : 0, count: c)
         }
+        let humidityHousing = try sum(), temperatureHousing = try sum(), pm25 = try sum(), temperature = try sum(), humidity = try sum()
         guard r.isAtEnd else { throw DecodingError.malformed("trailing bytes after an hour aggregate") }
         self.init(hour: hour, count: count, firstTime: hour + Int64(first), lastTime: hour + Int64(first + span), steps: steps,
-                  validPairs: valid, pairSum: pairSum, humidityHousing: sums[0], temperatureHousing: sums[1], pm25: sums[2],
-                  temperature: sums[3], humidity: sums[4])
+                  validPairs: valid, pairSum: pairSum, humidityHousing: humidityHousing, temperatureHousing: temperatureHousing, pm25: pm25,
+                  temperature: temperature, humidity: humidity)
     }
 }

@@ -16,6 +16,11 @@ enum BenchCommand {
                breeze-bench live [--edits E] [--dir DIR] [--json]
           E single edits (default 1000) through the library: x (this process) -> y -> z (processes); times to
           commit, to x's observer, to z's log and to z's observed read model
+               breeze-bench app [--edits E] [--import-rows N] [--sensors S] [--fixtures DIR] [--dir DIR] [--json]
+          an app's first week on the real fixtures: every screen's first value on a fresh replica, a star to the
+          sheet's observer with the heavy screens observed beside it (E edits, default 200), awaited reads during
+          an N-row import (default 50000) against the same reads without one, the map of an S-sensor city (2000)
+          right after opening
                breeze-bench screens [--sensors N,M] [--hours H] [--repeats R] [--json]
           a synthetic city of N and M PurpleAir sensors (default 2000,20000), H hours of 10-minute rows (36):
           each screen's time (first call and median of R), bytes per row, one new reading to every observer
@@ -53,12 +58,13 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds"],
+                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "import-rows", "fixtures", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds"],
                               flags: ["no-compare"], usage: usage)
-        let p = try a.expect(["append|sync|live|screens|import|projections|settings|events|fanout|hostile|all"])
+        let p = try a.expect(["append|sync|live|app|screens|import|projections|settings|events|fanout|hostile|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }
         if p[0] == "hostile" { return try HostileBench.run(a, ctx) }
         if p[0] == "live" { return try LiveBench.run(a, ctx) }
+        if p[0] == "app" { return try AppBench.run(a, ctx) }
         if p[0] == "screens" { return try ScreensBench.run(a, ctx) }
         if p[0] == "all" { return try BenchAll.run(a, ctx) }
         if p[0] == "settings" { return try SettingsBench.run(a, ctx) }
@@ -66,7 +72,7 @@ enum BenchCommand {
         if p[0] == "sync" { return try SyncBench.run(a, ctx) }
         if p[0] == "import" { return try ImportBench.run(a, ctx) }
         if p[0] == "projections" { return try ProjectionBench.run(a, ctx) }
-        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, screens, import, projections, settings, events, fanout, hostile, all", usage) }
+        guard p[0] == "append" else { throw .usage("unknown benchmark '\(p[0])'; available: append, sync, live, app, screens, import, projections, settings, events, fanout, hostile, all", usage) }
         let count = try positive(a.options["count"], "--count", default: 1_000_000)
         let batch = try positive(a.options["batch"], "--batch", default: 10_000)
         let dir: String
