@@ -29,9 +29,9 @@ OUT = "Examples/Favourites/Sources/DocExamples/DocExamples.swift"
 # What every example may use without declaring it. Types an app would have: its replica and screen parameters,
 # a clock (`now`, Unix seconds as `parameters(now:)` and `BiomarkerReading` take; `nowMillis` for the
 # millisecond fields of certificates and revocations), files and downloaded bytes, and stand-ins for its UI.
-IMPORTS = ["Breeze",
-           "BreezeCrypto",   # Ed25519.KeyPair (clusterAuthority): Revocation.sign's signer, not re-exported by Breeze
-           "Dispatch"]       # DispatchQueue
+IMPORTS = ["Breeze",       # alone, as an app imports it (Ed25519.KeyPair, Revocation.sign's signer, comes with it)
+           "Foundation",   # JSONEncoder (an enrolment request's JSON)
+           "Dispatch"]     # DispatchQueue
 PREAMBLE = """\
 /// A text a UI shows (a `UILabel`, a SwiftUI `@State` string).
 final class Label { var text = "" }
@@ -41,12 +41,14 @@ final class Toggle { var isOn = false }
 struct Device { var key: [UInt8]; var replica: ReplicaID }
 /// What enrolment hands a device: its certificate chain and the cluster authority's key (texts).
 struct Enrolment { var chain: String; var authority: String }
+/// An app's own backend API (it runs `breeze enrol --request` and answers with the certificate chain).
+protocol Backend: Sendable { func enrol(_ request: EnrolmentRequest) async throws -> String }
 """
 PARAMETERS = [
     "replica: Replica", "p: ScreenParameters", "now: Int64", "nowMillis: UInt64", "documents: String", "path: String",
     "downloaded: [UInt8]", "alerts: AlertsScreen.Model", "enrolment: Enrolment", "lostPhone: Device",
     "clusterAuthority: Ed25519.KeyPair", "star: Toggle", "unitToggle: Toggle", "badge: Label",
-    "progressLabel: Label", "token: inout ObservationToken?", "post: (AlertsScreen.AlertEvent) -> Void",
+    "progressLabel: Label", "expiryLabel: Label", "request: EnrolmentRequest", "backend: any Backend", "token: inout ObservationToken?", "post: (AlertsScreen.AlertEvent) -> Void",
     "showAlert: (String) -> Void", "render: @escaping @Sendable (UserState) -> Void",
 ]
 

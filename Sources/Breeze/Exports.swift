@@ -6,3 +6,7 @@
 @_exported public import BreezeAirQuality
 @_exported public import BreezeProjections
 @_exported public import BreezeImport
+// The signing key type an app needs for what it signs itself (a revocation: `Revocation.sign(...signer:)`).
+public import BreezeCrypto
+/// An Ed25519 key pair and its checks (`Ed25519.KeyPair`, `Ed25519.verify`), as `import Breeze` gives them.
+public typealias Ed25519 = BreezeCrypto.Ed25519

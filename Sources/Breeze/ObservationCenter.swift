@@ -101,6 +101,13 @@ final class ObservationCenter: @unchecked Sendable {
     /// How many subscriptions are registered (for tests and diagnostics).
     var subscriberCount: Int { lock.withLock { subscribers.count } }
 
+    /// Something changed that is not an event (a certificate installed): every value is recomputed at once.
+    func invalidate() {
+        lock.withLock { forced = true }
+        notify()
+    }
+    private var forced = false
+
     /// Something committed in this process: look now.
     func notify() {
         lock.withLock {
@@ -181,21 +188,21 @@ final class ObservationCenter: @unchecked Sendable {
         // After a WAL write not yet visible: how many looks so far (nil: not looking).
         var retries: Int?
         while true {
-            let (all, new, stopped, safety): ([any Subscriber], [any Subscriber], Bool, Int32) = lock.withLock {
-                defer { fresh.removeAll() }
-                return (Array(subscribers.values), fresh, state == .stopped, self.safety)
+            let (all, new, stopped, safety, force): ([any Subscriber], [any Subscriber], Bool, Int32, Bool) = lock.withLock {
+                defer { fresh.removeAll(); forced = false }
+                return (Array(subscribers.values), fresh, state == .stopped, self.safety, forced)
             }
             if stopped { return }
             let seq = (try? log.lastSeq()) ?? lastSeq
             // Dropped fact streams (interests that no longer name them) change what screens show without a
             // new event: their generation counts as a change too.
             let generation = (try? log.dropGeneration()) ?? lastGeneration
-            let changed = seq != lastSeq || generation != lastGeneration
+            let changed = seq != lastSeq || generation != lastGeneration || force
             // What the new events touched (read once for every subscriber); without events (dropped fact
             // streams), or when they cannot be read, everything.
             var changes = CommitChanges()
             if changed {
-                changes = generation != lastGeneration ? .all
+                changes = generation != lastGeneration || force ? .all
                     : (try? CommitChanges.scan(log, after: lastSeq, through: seq)) ?? .all
             }
             lastSeq = seq

@@ -48,6 +48,14 @@ public struct ReplicaSnapshot {
         return try log.versionVectors()
     }
 
+    /// This replica's certificate status (`Replica.certificateStatus()`), for `observeCertificate`: what the
+    /// node installs arrives with events of the user's stream.
+    func certificateStatus(user: String) throws -> Replica.CertificateStatus? {
+        try lease.check(path)
+        footprint?.read(stream: .user(user))
+        return try Replica.certificateStatus(log)
+    }
+
     /// How many events are held (optionally of one stream).
     public func eventCount(stream: StreamID? = nil) throws -> Int {
         try lease.check(path)

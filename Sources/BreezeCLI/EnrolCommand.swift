@@ -2,6 +2,7 @@ import BreezeCore
 import BreezeCrypto
 import BreezeStore
 import BreezeSync
+import Breeze
 @preconcurrency import Glibc
 
 /// `breeze enrol`: an authority certifies a replica's device key (with its replica id and scope) or, the
@@ -11,12 +12,15 @@ enum EnrolCommand {
     static let usage = """
         usage: breeze enrol --signer KEY [--signer-chain CERT] --scope cluster|user:ID --out CERT [--days N]
                             (--device-key HEX --replica ID | --user-authority HEX)
+               breeze enrol --request FILE --signer KEY [--signer-chain CERT] --out CERT [--days N]
                breeze enrol --renew --db DB --signer KEY [--signer-chain CERT] [--days N] [--watch SECONDS]
           --renew           answer the devices' requests for a new certificate (device.renew in their user's stream,
                             synced to the replica DB): each gets a device.certificate for the same key and replica id,
                             which its node installs; --watch keeps looking every SECONDS
           --signer          the signing authority's private key (`breeze authority new`)
           --signer-chain    the signer's own certificate when it is a user authority (the cluster authority has none)
+          --request         an app's enrolment request (the JSON of `Replica.enrolmentRequest()`): its proof is checked,
+                            then its device key is certified for its replica id, scope user:<its user>
           --device-key      the replica's public key, and --replica its id (`breeze key show` on that replica)
           --user-authority  the public key of a user authority to certify (cluster authority only; scope user:ID)
           --scope           cluster (servers) or user:ID (one user's devices and authority)
@@ -29,17 +33,27 @@ enum EnrolCommand {
     static let dayMillis: UInt64 = 86_400_000
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["signer", "signer-chain", "scope", "out", "days", "device-key", "replica", "user-authority", "watch"],
+        let a = try Arguments(args, valued: ["signer", "signer-chain", "scope", "out", "days", "device-key", "replica", "user-authority", "watch", "request"],
                               flags: ["replace", "renew"], usage: usage)
         if a.options["renew"] != nil { return try renew(a, ctx) }
         _ = try a.expect([])
         guard let signerPath = a.options["signer"] else { throw .usage("--signer KEY is required", usage) }
         guard let out = a.options["out"], !out.isEmpty else { throw .usage("--out CERT is required", usage) }
-        guard let scopeText = a.options["scope"] else { throw .usage("--scope cluster|user:ID is required", usage) }
+        // An app's request names the device, its replica and its user (the scope), proven with its key.
+        let request = try a.options["request"].map { path throws(CLIError) in try readRequest(path) }
+        if request != nil {
+            for bad in ["device-key", "replica", "user-authority"] where a.options[bad] != nil {
+                throw .usage("--\(bad) does not go with --request (the request names the device)", usage)
+            }
+        }
+        guard let scopeText = a.options["scope"] ?? request.map({ "user:" + $0.user }) else { throw .usage("--scope cluster|user:ID is required", usage) }
         guard let scope = Scope(scopeText) else { throw .usage("--scope '\(scopeText)': expected cluster or user:ID", usage) }
+        if let request, scope != Scope("user:" + request.user) {
+            throw .failure("--scope \(scope): the request is for a device of user:\(request.user)")
+        }
         let days = try Arguments.positive(a.options["days"], "--days", default: 365)
         guard days <= 36_500 else { throw .failure("--days \(days): at most 36500") }
-        let device = a.options["device-key"], user = a.options["user-authority"]
+        let device = a.options["device-key"] ?? request?.deviceKey, user = a.options["user-authority"]
         guard (device == nil) != (user == nil) else { throw .usage("give either --device-key HEX --replica ID or --user-authority HEX", usage) }
 
         let signer: Ed25519.KeyPair
@@ -60,7 +74,7 @@ enum EnrolCommand {
 
         let role: Certificate.Role, key: [UInt8], replica: ReplicaID
         if let device {
-            guard let r = a.options["replica"] else { throw .usage("--device-key needs --replica ID (both from `breeze key show`)", usage) }
+            guard let r = a.options["replica"] ?? request?.replica else { throw .usage("--device-key needs --replica ID (both from `breeze key show`)", usage) }
             guard let id = ReplicaID(hex: r), id.rawValue != 0 else { throw .failure("--replica '\(r)': expected 16 hex digits (not all zero)") }
             role = .device
             key = try CredentialFiles.publicKey(hexText: device, what: "--device-key")
@@ -103,6 +117,26 @@ enum EnrolCommand {
 }
 
 extension EnrolCommand {
+    /// An enrolment request file (`Replica.enrolmentRequest()` as JSON), checked: well formed, and its proof the
+    /// signature of its device key.
+    static func readRequest(_ path: String) throws(CLIError) -> EnrolmentRequest {
+        let text = try CredentialFiles.readText(path, option: "--request")
+        let json: JSONValue
+        do { json = try JSONReader.parse(text) } catch { throw .failure("--request \(path): not JSON (\(error.description))") }
+        guard case .object(let fields) = json else { throw .failure("--request \(path): expected a JSON object") }
+        func string(_ name: String) throws(CLIError) -> String {
+            guard case .string(let v)? = fields.first(where: { $0.0 == name })?.1 else { throw .failure("--request \(path): no string field '\(name)'") }
+            return v
+        }
+        guard case .int(let created)? = fields.first(where: { $0.0 == "createdMillis" })?.1, created >= 0 else {
+            throw .failure("--request \(path): no field 'createdMillis' (milliseconds since 1970)")
+        }
+        let request = EnrolmentRequest(replica: try string("replica"), user: try string("user"), deviceKey: try string("deviceKey"),
+                                       createdMillis: UInt64(created), proof: try string("proof"))
+        do { _ = try request.verify() } catch { throw .failure("--request \(path): \(error.description)") }
+        return request
+    }
+
     /// `breeze enrol --renew`: answers the `device.renew` requests of the devices this signer may certify (a user
     /// authority: its user's; the cluster authority: every user's) that the database holds and that no
     /// `device.certificate` answers yet, with a certificate for the same key, replica id and scope, written to

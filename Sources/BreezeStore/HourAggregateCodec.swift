@@ -1,5 +1,5 @@
 import BreezeCore
-public import BreezeAirQuality
+import BreezeAirQuality
 
 /// How `proj_readings.agg` stores an `HourAggregate` (projection version 5 and later): `varint count`, `varint first
 /// offset`, `varint last - first` (offsets from the hour's start), `list<(varint step, varint count)>`,

@@ -2,9 +2,9 @@
 // do not edit. After changing a doc comment's example, run `bash tools/doc-examples.sh` and commit this file
 // (DocExamplesTests fails on a stale copy). Each example is the body of a function named after its file and
 // line, compiled (never run) with warnings as errors; the parameters are the names the examples use.
-// 53 examples.
+// 58 examples.
 import Breeze
-import BreezeCrypto
+import Foundation
 import Dispatch
 
 /// A text a UI shows (a `UILabel`, a SwiftUI `@State` string).
@@ -15,11 +15,14 @@ final class Toggle { var isOn = false }
 struct Device { var key: [UInt8]; var replica: ReplicaID }
 /// What enrolment hands a device: its certificate chain and the cluster authority's key (texts).
 struct Enrolment { var chain: String; var authority: String }
+/// An app's own backend API (it runs `breeze enrol --request` and answers with the certificate chain).
+protocol Backend: Sendable { func enrol(_ request: EnrolmentRequest) async throws -> String }
 
 func breezeerror_swift_L13(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/BreezeError.swift:13
     do { try replica.removeFavourite("131075") }
@@ -27,10 +30,36 @@ func breezeerror_swift_L13(replica: Replica, p: ScreenParameters, now: Int64, no
     catch { showAlert(error.description) }
 }
 
+func enrolmentrequest_swift_L13(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/EnrolmentRequest.swift:13
+    let request = try replica.enrolmentRequest()
+    let body = try JSONEncoder().encode(request)   // POST it to your backend
+    _ = request
+    _ = body
+}
+
+func enrolmentrequest_swift_L62(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
+        path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
+        clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/EnrolmentRequest.swift:62
+    let (replicaID, key) = try request.verify()   // then certify `key` for replicaID, scope user:<request.user>
+    _ = replicaID
+    _ = key
+}
+
 func readonlyobserver_swift_L12(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ReadOnlyObserver.swift:12
     let observer = ReadOnlyObserver(path: "server.db")
@@ -42,7 +71,8 @@ func readonlyobserver_swift_L12(replica: Replica, p: ScreenParameters, now: Int6
 func replica_async_swift_L12(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:12
     let sheet = try await replica.screen(SheetScreen.self, replica.parameters(sensor: "131075"))
@@ -53,7 +83,8 @@ func replica_async_swift_L12(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L22(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:22
     let count = try await replica.read { try $0.eventCount() }
@@ -63,7 +94,8 @@ func replica_async_swift_L22(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L36(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:36
     let pollen = try await replica.screen(PollenScreen.self, replica.parameters(at: (51.17, 10.45)))
@@ -73,7 +105,8 @@ func replica_async_swift_L36(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L45(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:45
     let unit = try await replica.state().effectiveUnit
@@ -83,7 +116,8 @@ func replica_async_swift_L45(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L55(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:55
     let held = try await replica.versionVectors()[.user("ana")]?.total ?? 0
@@ -93,7 +127,8 @@ func replica_async_swift_L55(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L68(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:68
     try await replica.write { r in
@@ -105,7 +140,8 @@ func replica_async_swift_L68(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L88(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:88
     try await replica.addFavourite("131075")
@@ -114,26 +150,65 @@ func replica_async_swift_L88(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_async_swift_L166(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Async.swift:166
     let summary = try await replica.importFile(path, format: "purpleair-csv")
     _ = summary
 }
 
-func replica_certificates_swift_L22(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
+func replica_certificates_swift_L26(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
-        progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) throws {
-    // Sources/Breeze/Replica+Certificates.swift:22
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica+Certificates.swift:26
     if let c = try replica.certificateStatus(), c.notAfter < nowMillis + 7 * 86_400_000 { print("renewal pending") }
+}
+
+func replica_certificates_swift_L44(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
+        documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
+        lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Certificates.swift:44
+    for try await status in replica.observeCertificate() { expiryLabel.text = status.map { "\($0.notAfter)" } ?? "not enrolled" }
+}
+
+func replica_certificates_swift_L56(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
+        documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
+        lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
+    // Sources/Breeze/Replica+Certificates.swift:56
+    let request = try replica.enrolmentRequest()
+    let chain = try await backend.enrol(request)      // your API: `breeze enrol --request` on its side
+    try replica.installCertificate(chain)
+    _ = request
+    _ = chain
+}
+
+func replica_certificates_swift_L76(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
+        documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
+        lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
+    // Sources/Breeze/Replica+Certificates.swift:76
+    if let c = try replica.certificateStatus(), c.expires(withinMillis: 30 * 86_400_000, atMillis: nowMillis) {
+        _ = try replica.requestCertificateRenewal()
+    }
 }
 
 func replica_edits_swift_L14(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:14
     try replica.addFavourite("131075")
@@ -142,7 +217,8 @@ func replica_edits_swift_L14(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_edits_swift_L29(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:29
     if try replica.state().favourites.contains("131075") { try replica.removeFavourite("131075") }
@@ -151,7 +227,8 @@ func replica_edits_swift_L29(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_edits_swift_L41(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:41
     try replica.addWatch("131075")
@@ -160,7 +237,8 @@ func replica_edits_swift_L41(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_edits_swift_L53(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:53
     try replica.removeWatch("131075")
@@ -169,7 +247,8 @@ func replica_edits_swift_L53(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_edits_swift_L140(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:140
     try replica.setAlerts(category: .unhealthy, enabled: true)
@@ -178,7 +257,8 @@ func replica_edits_swift_L140(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L159(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:159
     try replica.requestTestAlert(sensor: "131075")
@@ -187,7 +267,8 @@ func replica_edits_swift_L159(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L172(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:172
     for e in alerts.events where e.shouldNotify { post(e); try replica.markAlertDelivered(e.key) }
@@ -196,7 +277,8 @@ func replica_edits_swift_L172(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L193(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:193
     try replica.setUnit(.fahrenheit)
@@ -205,7 +287,8 @@ func replica_edits_swift_L193(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L204(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:204
     try replica.setSource("airnow", enabled: false)
@@ -214,7 +297,8 @@ func replica_edits_swift_L204(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L217(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:217
     try replica.setCorrection("epa-2021-smoke", for: "purpleair")   // during a wildfire
@@ -223,7 +307,8 @@ func replica_edits_swift_L217(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L234(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:234
     try replica.setBiomarkerTarget(BiomarkerTarget(readingType: "Blood Glucose", minReading: 0, maxReading: 3, icon: "drop"))
@@ -232,7 +317,8 @@ func replica_edits_swift_L234(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_edits_swift_L256(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Edits.swift:256
     try replica.logBiomarkerReading(BiomarkerReading(readingType: "Blood Glucose", time: now, value: 104, unit: "mg/dL"))
@@ -241,7 +327,8 @@ func replica_edits_swift_L256(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_import_swift_L54(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Import.swift:54
     let summary = try replica.importFile("sensors.csv", format: "sensors-csv")
@@ -252,7 +339,8 @@ func replica_import_swift_L54(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_import_swift_L76(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Import.swift:76
     let summary = try replica.importData(downloaded, name: "pollen-today.json", format: "google-pollen",
@@ -263,7 +351,8 @@ func replica_import_swift_L76(replica: Replica, p: ScreenParameters, now: Int64,
 func replica_import_swift_L182(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Import.swift:182
     let bytes = try Replica.readFile("export.jsonl")
@@ -273,8 +362,9 @@ func replica_import_swift_L182(replica: Replica, p: ScreenParameters, now: Int64
 func replica_interests_swift_L34(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
-        progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) throws {
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Interests.swift:34
     try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5))              // 14 days
     try replica.addInterest(.near(latitude: 42.73, longitude: -73.69, km: 5), keeping: .all)
@@ -283,8 +373,9 @@ func replica_interests_swift_L34(replica: Replica, p: ScreenParameters, now: Int
 func replica_observation_swift_L9(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
-        progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) throws {
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Observation.swift:9
     let count = replica.observe { try $0.eventCount(stream: .public) }
     _ = count
@@ -293,8 +384,9 @@ func replica_observation_swift_L9(replica: Replica, p: ScreenParameters, now: In
 func replica_observation_swift_L24(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
-        progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) async throws {
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Observation.swift:24
     for try await sheet in replica.observe(SheetScreen.self, replica.parameters(sensor: "131075")) {
         star.isOn = sheet.isFavourite
@@ -304,8 +396,9 @@ func replica_observation_swift_L24(replica: Replica, p: ScreenParameters, now: I
 func replica_observation_swift_L38(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64,
         documents: String, path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment,
         lostPhone: Device, clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label,
-        progressLabel: Label, token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void,
-        showAlert: (String) -> Void, render: @escaping @Sendable (UserState) -> Void) async throws {
+        progressLabel: Label, expiryLabel: Label, request: EnrolmentRequest, backend: any Backend,
+        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Observation.swift:38
     for try await state in replica.observeState() { unitToggle.isOn = state.effectiveUnit == .fahrenheit }
 }
@@ -313,7 +406,8 @@ func replica_observation_swift_L38(replica: Replica, p: ScreenParameters, now: I
 func replica_sync_swift_L18(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:18
     let options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub", peers: ["203.0.113.7:7000"])
@@ -324,7 +418,8 @@ func replica_sync_swift_L18(replica: Replica, p: ScreenParameters, now: Int64, n
 func replica_sync_swift_L61(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:61
     replica.stopSync()   // e.g. when the app goes to the background
@@ -333,7 +428,8 @@ func replica_sync_swift_L61(replica: Replica, p: ScreenParameters, now: Int64, n
 func replica_sync_swift_L74(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:74
     var o = try SyncOptions(certificateFile: "server.cert", authorityFile: "cluster.pub", listen: "0.0.0.0:7000")
@@ -346,7 +442,8 @@ func replica_sync_swift_L74(replica: Replica, p: ScreenParameters, now: Int64, n
 func replica_sync_swift_L88(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:88
     let online = replica.currentSyncStatus.connectedPeers.count
@@ -356,7 +453,8 @@ func replica_sync_swift_L88(replica: Replica, p: ScreenParameters, now: Int64, n
 func replica_sync_swift_L96(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica+Sync.swift:96
     for try await s in replica.observeSyncStatus() {
@@ -367,7 +465,8 @@ func replica_sync_swift_L96(replica: Replica, p: ScreenParameters, now: Int64, n
 func replica_sync_swift_L115(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica+Sync.swift:115
     let r = Revocation.sign(key: lostPhone.key, replica: lostPhone.replica, revokedAtMillis: nowMillis,
@@ -379,7 +478,8 @@ func replica_sync_swift_L115(replica: Replica, p: ScreenParameters, now: Int64, 
 func replica_swift_L18(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/Replica.swift:18
     let replica = try Replica(path: documents + "/breeze.db", options: .init(user: "ana"))
@@ -393,7 +493,8 @@ func replica_swift_L18(replica: Replica, p: ScreenParameters, now: Int64, nowMil
 func replica_swift_L152(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:152
     replica.close()   // e.g. when the app signs the user out
@@ -402,7 +503,8 @@ func replica_swift_L152(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L217(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:217
     let key = try replica.devicePublicKey()   // send it, with replica.id, to be enrolled
@@ -412,7 +514,8 @@ func replica_swift_L217(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L234(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:234
     let unit = try replica.state().effectiveUnit
@@ -422,7 +525,8 @@ func replica_swift_L234(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L247(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:247
     let held = try replica.versionVectors()[.user("ana")]?.total ?? 0
@@ -432,7 +536,8 @@ func replica_swift_L247(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L257(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:257
     let (events, sheet) = try replica.read { (try $0.eventCount(), try $0.screen(SheetScreen.self, p)) }
@@ -443,7 +548,8 @@ func replica_swift_L257(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L271(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:271
     let sheet = try replica.screen(SheetScreen.self, replica.parameters(now: now, sensor: "131075"))
@@ -453,7 +559,8 @@ func replica_swift_L271(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L286(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:286
     try replica.updateProjection { n in progressLabel.text = "\(n) events" }
@@ -462,7 +569,8 @@ func replica_swift_L286(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replica_swift_L296(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/Replica.swift:296
     let map = try replica.screen(MapScreen.self, replica.parameters(bbox: (42.6, -73.8, 42.8, -73.6), metric: "pm25"))
@@ -472,7 +580,8 @@ func replica_swift_L296(replica: Replica, p: ScreenParameters, now: Int64, nowMi
 func replicasnapshot_swift_L11(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ReplicaSnapshot.swift:11
     let watched = replica.observe { snapshot in try snapshot.state(user: "ana").watched.elements }
@@ -482,7 +591,8 @@ func replicasnapshot_swift_L11(replica: Replica, p: ScreenParameters, now: Int64
 func syncoptions_swift_L24(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncOptions.swift:24
     var options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub")
@@ -493,7 +603,8 @@ func syncoptions_swift_L24(replica: Replica, p: ScreenParameters, now: Int64, no
 func syncoptions_swift_L54(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncOptions.swift:54
     let options = SyncOptions(certificateChain: enrolment.chain, authority: enrolment.authority,
@@ -504,7 +615,8 @@ func syncoptions_swift_L54(replica: Replica, p: ScreenParameters, now: Int64, no
 func syncoptions_swift_L67(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncOptions.swift:67
     let options = try SyncOptions(certificateFile: "phone.cert", authorityFile: "cluster.pub", peers: ["10.0.0.2:7000"])
@@ -514,7 +626,8 @@ func syncoptions_swift_L67(replica: Replica, p: ScreenParameters, now: Int64, no
 func syncstatus_swift_L8(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/SyncStatus.swift:8
     let behind = replica.currentSyncStatus.peers.map { $0.lag[.user("ana")]?.weLack ?? 0 }.max() ?? 0
@@ -524,7 +637,8 @@ func syncstatus_swift_L8(replica: Replica, p: ScreenParameters, now: Int64, nowM
 func valueobservation_swift_L7(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) async throws {
     // Sources/Breeze/ValueObservation.swift:7
     for try await state in replica.observeState() {
@@ -535,7 +649,8 @@ func valueobservation_swift_L7(replica: Replica, p: ScreenParameters, now: Int64
 func valueobservation_swift_L61(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ValueObservation.swift:61
     let token = replica.observeState().start { state in print(state.favourites.elements) }
@@ -545,7 +660,8 @@ func valueobservation_swift_L61(replica: Replica, p: ScreenParameters, now: Int6
 func valueobservation_swift_L73(replica: Replica, p: ScreenParameters, now: Int64, nowMillis: UInt64, documents: String,
         path: String, downloaded: [UInt8], alerts: AlertsScreen.Model, enrolment: Enrolment, lostPhone: Device,
         clusterAuthority: Ed25519.KeyPair, star: Toggle, unitToggle: Toggle, badge: Label, progressLabel: Label,
-        token: inout ObservationToken?, post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
+        expiryLabel: Label, request: EnrolmentRequest, backend: any Backend, token: inout ObservationToken?,
+        post: (AlertsScreen.AlertEvent) -> Void, showAlert: (String) -> Void,
         render: @escaping @Sendable (UserState) -> Void) throws {
     // Sources/Breeze/ValueObservation.swift:73
     token = replica.observeState().start { state in DispatchQueue.main.async { render(state) } }
