@@ -68,4 +68,20 @@ extension ByteReader {
         }
         return v
     }
+
+    /// A `Decimal64` value from a table this store derived itself (the projection's hour aggregates), without
+    /// the check that it is in its shortest form: that check keeps events byte-for-byte canonical (what is
+    /// signed and relayed); a derived row is never relayed, and a map of a city decodes a hundred thousand.
+    public mutating func storedDecimal() throws(DecodingError) -> Double {
+        let x = try varint()
+        let k = Int(x & 7)
+        if k == 7 {
+            guard x == 7 else { throw DecodingError.malformed("decimal tag 7 with a mantissa") }
+            return try f64()
+        }
+        let z = x >> 3
+        let m = Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+        guard abs(m) < 9_007_199_254_740_992 else { throw DecodingError.malformed("decimal mantissa out of range") }
+        return Double(m) / Decimal64.powers[k]
+    }
 }

@@ -41,11 +41,11 @@ extension HourAggregate {
             steps.append(Step(seconds: Int64(s), count: c))
         }
         let valid = try r.count(limit: 3600)
-        let pairSum = valid > 0 ? try r.decimal() : 0
+        let pairSum = valid > 0 ? try r.storedDecimal() : 0
         // Five sums, read into values rather than an array: a map decodes tens of thousands of these.
         func sum() throws(DecodingError) -> Sum {
             let c = try r.count(limit: 3600)
-            return Sum(total: c > 0 ? try r.decimal() : 0, count: c)
+            return Sum(total: c > 0 ? try r.storedDecimal() : 0, count: c)
         }
         let humidityHousing = try sum(), temperatureHousing = try sum(), pm25 = try sum(), temperature = try sum(), humidity = try sum()
         guard r.isAtEnd else { throw DecodingError.malformed("trailing bytes after an hour aggregate") }
