@@ -180,5 +180,7 @@ public enum BreezeCLI {
         Command(name: "authority", help: AuthorityCommand.usage, run: AuthorityCommand.run),
         Command(name: "enrol", help: EnrolCommand.usage, run: EnrolCommand.run),
         Command(name: "salvage", help: SalvageCommand.usage, run: SalvageCommand.run),
+        Command(name: "backup", help: BackupCommand.usage, run: BackupCommand.backup),
+        Command(name: "restore", help: BackupCommand.usage, run: BackupCommand.restore),
     ]
 }
