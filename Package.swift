@@ -2,7 +2,7 @@
 //
 // Breeze: an append-only event log with CRDT merge, for personal environmental apps.
 // Layers (each depends only on those above it in this list; see ARCHITECTURE.md):
-//   CSQLite, CLibUV, CSodium, CZlib, CMicroHTTPD   system libraries (module.modulemap + shim.h)
+//   CSQLite, CLibUV, CSodium, CZlib, CMicroHTTPD, CCurl   system libraries (module.modulemap + shim.h)
 //   BreezeCrypto               hashing (libsodium), the only importer of CSodium
 //   BreezeCore                 ids, clocks, version vectors, events, codec, CRDTs, user state: pure Swift
 //   BreezeAirQuality           AQI, NowCast, PurpleAir corrections, pollen and climate maths: pure Swift
@@ -13,6 +13,7 @@
 //   BreezeNet                  the libuv shell: loop thread, TCP, timers, the replica node (only importer of CLibUV)
 //   BreezeInspect              HTTP over libmicrohttpd (only importer of CMicroHTTPD), SSE, Prometheus text, the inspector page
 //   Breeze                     the library an app imports: Replica (edits, screens, observation, sync, imports)
+//   BreezeFeeds                provider feeds for servers: HTTP by libcurl (only importer of CCurl), polling policy
 //   BreezeCLI                  the `breeze` commands as a library, so tests can call them; clients of Breeze
 //   tools/breeze               the executable: a few lines calling BreezeCLI
 //   tools/breeze-bench         the benchmarks, beside the CLI
@@ -36,6 +37,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "BreezeCrypto", dependencies: ["CSodium"]),
         .target(name: "BreezeCore", dependencies: ["BreezeCrypto"], linkerSettings: [.linkedLibrary("m")]),
         .target(name: "BreezeAirQuality", dependencies: ["BreezeCore"], linkerSettings: [.linkedLibrary("m")]),
@@ -47,9 +49,12 @@ let package = Package(
         // The inspector's web side and the metrics endpoint: an HTTP server over libmicrohttpd (the only importer
         // of CMicroHTTPD), server-sent events, the Prometheus text format, and the page (HTML, CSS, JS) built in.
         .target(name: "BreezeInspect", dependencies: ["BreezeCore", "BreezeCrypto", "CMicroHTTPD"]),
+        // Provider feeds (`breeze feed`): HTTP and TLS by libcurl (the only importer of CCurl), the polling policy
+        // (intervals, backoff with jitter, Retry-After, refused keys), each response stored through the importers.
+        .target(name: "BreezeFeeds", dependencies: ["Breeze", "BreezeCore", "BreezeImport", "CCurl"]),
         .target(name: "Breeze", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
                                                "BreezeProjections", "BreezeAirQuality"]),
-        .target(name: "BreezeCLI", dependencies: ["Breeze", "BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
+        .target(name: "BreezeCLI", dependencies: ["Breeze", "BreezeFeeds", "BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
                                                   "BreezeProjections", "BreezeAirQuality", "BreezeInspect"]),
         .executableTarget(name: "BreezeTool", dependencies: ["BreezeCLI"], path: "tools/breeze"),
         // The benchmarks (`breeze-bench`, run by tools/bench.sh): a tool beside the CLI, not a command of it.
@@ -72,7 +77,7 @@ let package = Package(
         .testTarget(name: "BreezeProjectionsTests", dependencies: ["BreezeProjections", "BreezeCore", "BreezeAirQuality", "BreezeImport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "BreezeDiskFaultTests", dependencies: ["BreezeStore", "BreezeCore", "BreezeTestSupport"]),
-        .testTarget(name: "BreezeTests", dependencies: ["Breeze", "BreezeStore", "BreezeTestSupport"]),
+        .testTarget(name: "BreezeTests", dependencies: ["Breeze", "BreezeStore", "BreezeFeeds", "BreezeTestSupport"]),
         // The inspector in a real headless Chromium, its server over plain HTTP, and real nodes' metrics.
         .testTarget(name: "BreezeInspectTests", dependencies: ["BreezeTestSupport"]),
         .testTarget(name: "BreezeCLITests", dependencies: ["BreezeCLI", "Breeze", "BreezeStore", "BreezeCore", "BreezeCrypto", "BreezeSync", "BreezeImport", "BreezeProjections",

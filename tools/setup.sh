@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # tzdata: the IANA time-zone database (/usr/share/zoneinfo) the screens read local days and hours from.
-breeze_packages=(libsqlite3-dev libuv1-dev libsodium-dev zlib1g-dev libmicrohttpd-dev pkg-config tzdata)
+breeze_packages=(libsqlite3-dev libuv1-dev libsodium-dev zlib1g-dev libmicrohttpd-dev libcurl4-openssl-dev pkg-config tzdata)
 # What the test suite needs beyond the build: a real headless browser for the inspector's page tests
 # (Tests/BreezeInspectTests). tools/test.sh installs them: `breeze_setup chromium`.
 breeze_test_packages=(chromium)

@@ -9,11 +9,14 @@ import BreezeStore
 enum BackupCommand {
     static let usage = """
         usage: breeze backup --db DB --out FILE [--json]
-               breeze restore --from FILE --db NEW [--json]
-          backup   copies DB as of one commit while a node keeps writing to it (online), to FILE (a new file, mode
-                   0600), checks the copy, and copies the device key DB.key to FILE.key (0600): both are secrets
-          restore  makes NEW (a new file) from a backup and its key, under a new epoch: start its node with the
-                   cluster's peers and it takes back what it had sent after the backup (Protocol/encoding.md 6)
+          copies DB as of one commit while a node keeps writing to it (online), to FILE (a new file, mode 0600),
+          checks the copy, and copies the device key DB.key to FILE.key (0600): both are secrets
+          (restore with `breeze restore --from FILE --db NEW`)
+        """
+    static let restoreUsage = """
+        usage: breeze restore --from FILE --db NEW [--json]
+          makes NEW (a new file) from a backup (`breeze backup`) and its key, under a new epoch: start its node with
+          the cluster's peers and it takes back what it had sent after the backup (Protocol/encoding.md 6)
         """
 
     static func backup(_ args: [String], _ ctx: Context) throws(CLIError) {
@@ -36,9 +39,9 @@ enum BackupCommand {
     }
 
     static func restore(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["from"], usage: usage)
+        let a = try Arguments(args, valued: ["from"], usage: restoreUsage)
         _ = try a.expect([])
-        guard let from = a.options["from"], !from.isEmpty else { throw .usage("missing --from FILE (the backup to restore)", usage) }
+        guard let from = a.options["from"], !from.isEmpty else { throw .usage("missing --from FILE (the backup to restore)", restoreUsage) }
         guard access(ctx.dbPath, F_OK) != 0 else {
             throw .failure("\(ctx.dbPath): a database is already here; restore into a new path (nothing was changed)")
         }

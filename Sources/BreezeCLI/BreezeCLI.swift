@@ -115,6 +115,7 @@ public enum BreezeCLI {
             user: user ?? environment["BREEZE_USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "me",
             json: json, durability: mode, console: console)
         ctx.userGiven = user != nil || !(environment["BREEZE_USER"] ?? "").isEmpty
+        ctx.environment = environment
         if let offset = environment["BREEZE_CLOCK_OFFSET_MS"], !offset.isEmpty {
             guard let v = SystemClock.parseOffset(offset) else {
                 console.err("breeze: BREEZE_CLOCK_OFFSET_MS '\(offset)': expected whole milliseconds (e.g. -21600000), within 10 years")
@@ -181,6 +182,7 @@ public enum BreezeCLI {
         Command(name: "enrol", help: EnrolCommand.usage, run: EnrolCommand.run),
         Command(name: "salvage", help: SalvageCommand.usage, run: SalvageCommand.run),
         Command(name: "backup", help: BackupCommand.usage, run: BackupCommand.backup),
-        Command(name: "restore", help: BackupCommand.usage, run: BackupCommand.restore),
+        Command(name: "feed", help: FeedCommand.usage, run: FeedCommand.run),
+        Command(name: "restore", help: BackupCommand.restoreUsage, run: BackupCommand.restore),
     ]
 }

@@ -19,6 +19,8 @@ public struct Context {
     public let console: Console
     /// Added to the wall clock for every timestamp (`BREEZE_CLOCK_OFFSET_MS`, a testing aid for clock skew).
     public var clockOffsetMillis: Int64 = 0
+    /// The process's environment (a feed's key may come from it).
+    public var environment: [String: String] = [:]
 
     /// Log options for this invocation: durability and the (possibly offset) wall clock.
     func logOptions() -> EventLog.Options {
