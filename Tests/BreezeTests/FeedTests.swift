@@ -1,0 +1,262 @@
+import Testing
+import Foundation
+import Breeze
+import BreezeFeeds
+import BreezeTestSupport
+@preconcurrency import Glibc
+
+/// Issue 28, provider feeds: `FeedRunner` against a local HTTP server (a plain socket server here, so a test
+/// can answer with any status, header, delay or cut) that replays the real PurpleAir API v1 responses the
+/// project ships (`Fixtures/purpleair/api_v1_responses_aiopurpleair`), with each fault the issue names.
+struct FeedTests {
+    static let responses = Fixtures.root + "/purpleair/api_v1_responses_aiopurpleair/"
+    static var sensors: [UInt8] { readFileBytes(responses + "get_sensors_response.json") }
+
+    /// A replica, a server with `replies` (the last repeats), and a runner polling it with short waits.
+    func setUp(_ dir: TempDir, _ replies: [ScriptedHTTPServer.Reply], timeout: Double = 60) throws -> (Replica, ScriptedHTTPServer, FeedRunner) {
+        let r = try Replica(path: dir.file("server.db"))
+        let server = try ScriptedHTTPServer(replies)
+        var feed = Feed(name: "purpleair", url: "http://127.0.0.1:\(server.port)/v1/sensors?fields=name,latitude,longitude&modified_since={since}",
+                        format: "purpleair-json")
+        feed.keyHeader = "X-API-Key"
+        feed.intervalSeconds = 0.05
+        feed.minSpacingSeconds = 0
+        feed.timeoutSeconds = timeout
+        let runner = FeedRunner(feed: feed, key: "secret-key-123", replica: r) { _ in }
+        runner.policy.baseBackoff = 0.05
+        runner.policy.maxBackoff = 0.2
+        return (r, server, runner)
+    }
+
+    func registrations(_ r: Replica) throws -> Int { try r.read { try $0.eventCount(stream: .public) } }
+
+    /// The real response is imported (5 sensors); polling again stores nothing; the key goes in its header and
+    /// `{since}` becomes the start of the last successful poll.
+    @Test(.timeLimit(.minutes(5)))
+    func theRealResponseIsImportedOnceWhateverThePolls() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 200, body: Self.sensors)])
+        defer { r.close(); server.stop() }
+        #expect(runner.pollOnce() == .imported)
+        let stored = try registrations(r)
+        #expect(stored > 0 && runner.counters.storedRows == 5)
+        #expect(runner.run(polls: 2) == .imported)
+        #expect(runner.counters.imported == 3 && runner.counters.storedRows == 5 && runner.counters.duplicateRows == 10, "\(runner.counters)")
+        #expect(try registrations(r) == stored, "a poll that brought nothing new stored events")
+        let requests = server.requests
+        #expect(requests.count == 3 && requests.allSatisfy { $0.lowercased().contains("x-api-key: secret-key-123") })
+        #expect(requests[0].contains("modified_since=0 ") && !requests[1].contains("modified_since=0 "), "\(requests.map { $0.prefix(120) })")
+    }
+
+    /// A request that times out (the server answers after a minute; the feed waits 2 s) stores nothing and is
+    /// retried; the next answer is imported (polled until it is, as a busy machine may time out again).
+    @Test(.timeLimit(.minutes(5)))
+    func aTimeoutIsRetried() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 200, body: Self.sensors, delayMillis: 60_000), .init(status: 200, body: Self.sensors)],
+                                            timeout: 2)
+        defer { r.close(); server.stop() }
+        #expect(runner.pollOnce() == .failed)
+        #expect(try registrations(r) == 0)
+        var polls = 0
+        while runner.pollOnce() != .imported && polls < 10 { polls += 1 }
+        #expect(runner.counters.imported == 1 && runner.counters.storedRows == 5, "\(runner.counters)")
+    }
+
+    /// A 429 waits at least its Retry-After before the next request.
+    @Test(.timeLimit(.minutes(5)))
+    func a429WaitsForRetryAfter() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 429, headers: ["Retry-After: 1"], body: Array(#"{"error":"RateLimitError"}"#.utf8)),
+                                                  .init(status: 200, body: Self.sensors)])
+        defer { r.close(); server.stop() }
+        #expect(runner.run(polls: 2) == .imported)
+        #expect(runner.counters.throttled == 1 && runner.counters.storedRows == 5)
+        let times = server.times
+        #expect(times.count == 2 && times[1] - times[0] >= 0.99, "the retry came \(times.count == 2 ? times[1] - times[0] : -1) s after the 429")
+    }
+
+    /// A 500 is retried after a backoff; nothing is stored twice.
+    @Test(.timeLimit(.minutes(5)))
+    func a500IsRetried() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 500, body: Array("internal error".utf8)), .init(status: 200, body: Self.sensors)])
+        defer { r.close(); server.stop() }
+        #expect(runner.run(polls: 3) == .imported)
+        #expect(runner.counters.failed == 1 && runner.counters.storedRows == 5 && runner.counters.duplicateRows == 5, "\(runner.counters)")
+    }
+
+    /// A malformed answer stores nothing and is retried.
+    @Test(.timeLimit(.minutes(5)))
+    func aMalformedAnswerStoresNothing() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 200, body: Array(#"{"fields": ["sensor_index", "name"], "data": [[1, "#.utf8)),
+                                                  .init(status: 200, body: Self.sensors)])
+        defer { r.close(); server.stop() }
+        #expect(runner.pollOnce() == .failed)
+        #expect(try registrations(r) == 0)
+        #expect(runner.pollOnce() == .imported)
+        #expect(runner.counters.storedRows == 5)
+    }
+
+    /// A body cut short of its Content-Length is a failure (libcurl sees it), stores nothing, and is retried.
+    @Test(.timeLimit(.minutes(5)))
+    func aTruncatedBodyStoresNothing() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 200, body: Self.sensors, truncateTo: 300), .init(status: 200, body: Self.sensors)])
+        defer { r.close(); server.stop() }
+        #expect(runner.pollOnce() == .failed)
+        #expect(try registrations(r) == 0)
+        #expect(runner.pollOnce() == .imported)
+        #expect(runner.counters.storedRows == 5)
+    }
+
+    /// A refused key (the real 401 answer) stops the feed at once: no retry, nothing stored.
+    @Test(.timeLimit(.minutes(5)))
+    func aRefusedKeyStopsTheFeed() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 401, body: readFileBytes(Self.responses + "error_invalid_api_key_response.json"))])
+        defer { r.close(); server.stop() }
+        #expect(runner.run(polls: 5) == .refused(status: 401))
+        #expect(try registrations(r) == 0)
+        #expect(server.requests.count == 1 && runner.counters.refused == 1)
+    }
+
+    /// The policy: full jitter within the doubling bound and the cap, at least Retry-After, a refused key stops.
+    @Test func thePolicyBacksOffWithJitterAndStopsOnARefusedKey() {
+        let p = FeedPolicy()
+        #expect(p.next(after: .imported, failures: 0, interval: 120, random: 0.5) == .wait(120))
+        #expect(p.next(after: .refused(status: 403), failures: 1, interval: 120, random: 0.5) == .stop)
+        for n in 1...12 {
+            for rnd in [0.0, 0.3, 0.999] {
+                guard case .wait(let w) = p.next(after: .failed, failures: n, interval: 120, random: rnd) else { Issue.record("no wait"); continue }
+                #expect(w >= 0.2 && w <= min(600, 2 * pow(2, Double(n - 1))), "failures \(n), random \(rnd): \(w)")
+            }
+        }
+        #expect(p.next(after: .throttled(retryAfter: 30), failures: 1, interval: 120, random: 0.1) == .wait(30))
+        #expect(FeedPolicy.retryAfter("7") == 7 && FeedPolicy.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == nil)
+    }
+
+    /// `breeze feed` runs a configuration's feed (key from a 0600 file) into a database and says what it did;
+    /// the key is sent and appears in none of its output.
+    @Test(.timeLimit(.minutes(5)))
+    func theFeedCommandPollsAConfiguration() throws {
+        let dir = TempDir()
+        let server = try ScriptedHTTPServer([.init(status: 200, body: Self.sensors)])
+        defer { server.stop() }
+        #expect(runBreeze(["--db", dir.file("s.db"), "init"]).code == 0)
+        try Data("# PurpleAir read key\nkey-from-file-42\n".utf8).write(to: URL(fileURLWithPath: dir.file("pa.key")))
+        chmod(dir.file("pa.key"), 0o600)
+        let config = #"{"feeds": [{"name": "purpleair", "format": "purpleair-json", "interval": 0.05, "minSpacing": 0, "keyFile": ""#
+            + dir.file("pa.key") + #"", "keyHeader": "X-API-Key", "url": "http://127.0.0.1:"# + String(server.port) + #"/v1/sensors?modified_since={since}"}]}"#
+        try Data(config.utf8).write(to: URL(fileURLWithPath: dir.file("feeds.json")))
+        let run = runProgramWithErrors(breeze, ["--db", dir.file("s.db"), "feed", "--config", dir.file("feeds.json"), "--polls", "2"])
+        #expect(run.code == 0, "\(run.err)")
+        #expect(run.out.contains("feed purpleair: 2 polls, 2 imported, 5 rows stored, 5 already held"), "\(run.out)")
+        #expect(!run.out.contains("key-from-file-42") && !run.err.contains("key-from-file-42"))
+        #expect(server.requests.allSatisfy { $0.contains("key-from-file-42") })
+    }
+
+    /// A key file others may read is refused; the CLI's configuration names a bad field.
+    @Test func aKeyFileOthersMayReadIsRefused() throws {
+        let dir = TempDir()
+        try Data("secret\n".utf8).write(to: URL(fileURLWithPath: dir.file("k")))
+        chmod(dir.file("k"), 0o644)
+        #expect(throws: FeedError.self) { try Feed.readKey(file: dir.file("k")) }
+        chmod(dir.file("k"), 0o600)
+        #expect(try Feed.readKey(file: dir.file("k")) == "secret")
+        #expect(runBreeze(["--db", dir.file("a.db"), "init"]).code == 0)
+        try Data(#"{"feeds": [{"name": "x", "url": "ftp://example", "format": "purpleair-json"}]}"#.utf8).write(to: URL(fileURLWithPath: dir.file("c.json")))
+        let bad = runProgramWithErrors(breeze, ["--db", dir.file("a.db"), "feed", "--config", dir.file("c.json")])
+        #expect(bad.code != 0 && bad.err.contains("url must be http"), "\(bad.err)")
+    }
+}
+
+/// An HTTP/1.1 server on 127.0.0.1 that answers each request with the next scripted reply (the last repeats):
+/// any status and headers, a delay, a body cut short of its Content-Length. Records each request's head and
+/// when it arrived.
+///
+/// `@unchecked Sendable`: `requests`, `times` and `next` are guarded by `lock`; the socket is closed by `stop`.
+final class ScriptedHTTPServer: @unchecked Sendable {
+    struct Reply: Sendable {
+        var status: Int
+        var headers: [String] = []
+        var body: [UInt8]
+        var truncateTo: Int? = nil
+        var delayMillis: Int = 0
+    }
+
+    let port: Int
+    private let fd: Int32
+    private let replies: [Reply]
+    private let lock = TestLock()
+    private var heads: [String] = []
+    private var arrivals: [Double] = []
+    private var next = 0
+    private var stopped = false
+
+    var requests: [String] { lock.run { heads } }
+    var times: [Double] { lock.run { arrivals } }
+
+    init(_ replies: [Reply]) throws {
+        self.replies = replies
+        let (fd, port) = try ScriptedHTTPServer.listenLocal()
+        self.fd = fd
+        self.port = port
+        let t = Thread { [self] in acceptLoop() }
+        t.start()
+    }
+
+    private static func listenLocal() throws -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(fd, 16) == 0 else { close(fd); throw FeedError("test server: cannot listen") }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
+    }
+
+    func stop() {
+        lock.run { stopped = true }
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let c = accept(fd, nil, nil)
+            if c < 0 { if lock.run({ stopped }) { return }; continue }
+            let t = Thread { [self] in serve(c) }
+            t.start()
+        }
+    }
+
+    private func serve(_ c: Int32) {
+        defer { close(c) }
+        var head: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while !(head.count >= 4 && head.suffix(4) == [13, 10, 13, 10]) {
+            let n = read(c, &buf, buf.count)
+            if n <= 0 { return }
+            head += buf[0..<n]
+        }
+        let reply: Reply = lock.run {
+            heads.append(String(decoding: head, as: UTF8.self))
+            arrivals.append(now())
+            defer { next += 1 }
+            return replies[min(next, replies.count - 1)]
+        }
+        if reply.delayMillis > 0 { usleep(UInt32(reply.delayMillis) * 1000) }
+        var out = "HTTP/1.1 \(reply.status) Scripted\r\nContent-Type: application/json\r\nContent-Length: \(reply.body.count)\r\nConnection: close\r\n"
+        for h in reply.headers { out += h + "\r\n" }
+        out += "\r\n"
+        let bytes = Array(out.utf8) + reply.body.prefix(reply.truncateTo ?? reply.body.count)
+        _ = bytes.withUnsafeBytes { send(c, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+}
