@@ -62,18 +62,25 @@ final class ReaderPool: @unchecked Sendable {
     /// A reader: an idle one, a new one while fewer than `capacity` are open, else the next one given back.
     private func take() throws(BreezeError) -> Reader {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
         while true {
-            if closed { throw BreezeError(.closed, "\(path): the replica is closed") }
-            if let r = idle.popLast() { return r }
+            if closed {
+                pthread_mutex_unlock(mutex)
+                throw BreezeError(.closed, "\(path): the replica is closed")
+            }
+            if let r = idle.popLast() {
+                pthread_mutex_unlock(mutex)
+                return r
+            }
             if opened < capacity {
+                // The slot is taken under the mutex, the connection opened outside it (an open may wait for
+                // another process's lock): other reads meanwhile take and give back the readers already open.
                 opened += 1
-                do {
-                    // Opened outside the mutex would let two opens race for the slot; opening is quick
-                    // (no schema work: the replica opened the database first).
-                    return Reader(log: try EventLog.open(at: path, options: options))
-                } catch {
+                pthread_mutex_unlock(mutex)
+                do { return Reader(log: try EventLog.open(at: path, options: options)) } catch {
+                    pthread_mutex_lock(mutex)
                     opened -= 1
+                    pthread_cond_signal(available)
+                    pthread_mutex_unlock(mutex)
                     throw BreezeError.from(error)
                 }
             }

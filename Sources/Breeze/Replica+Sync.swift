@@ -44,7 +44,12 @@ extension Replica {
         let observers = self.observers, hub = syncStatus
         config.onCommit = { _ in observers.notify() }
         config.onStatus = { hub.update(SyncStatus($0)) }
-        config.onCertificate = options.onCertificateRenewed
+        // A certificate the node installs is no event: the certificate's observers are told directly.
+        let renewed = options.onCertificateRenewed
+        config.onCertificate = { text in
+            observers.invalidate()
+            renewed?(text)
+        }
         try locked { () throws(BreezeError) in
             guard node == nil else { throw BreezeError(.sync, "\(path): sync is already running; stop it first") }
             do { node = try NodeHandle.start(config) } catch {

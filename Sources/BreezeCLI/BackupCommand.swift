@@ -48,11 +48,16 @@ enum BackupCommand {
         guard access(KeyFile.devicePath(forDatabase: ctx.dbPath), F_OK) != 0 else {
             throw .failure("\(KeyFile.devicePath(forDatabase: ctx.dbPath)): a key file is already there; restore into a new path (nothing was changed)")
         }
+        // The key first: a database restored without its key would make a new, uncertified one at its next open.
+        let keyPath = KeyFile.devicePath(forDatabase: ctx.dbPath)
+        let keyCopied = try copyKey(from: KeyFile.devicePath(forDatabase: from), to: keyPath, cleanup: nil)
         let log: EventLog
-        do { log = try EventLog.restore(from: from, to: ctx.dbPath, options: ctx.logOptions()) } catch { throw .failure(error.description) }
+        do { log = try EventLog.restore(from: from, to: ctx.dbPath, options: ctx.logOptions()) } catch {
+            if keyCopied { unlink(keyPath) }
+            throw .failure(error.description)
+        }
         let (replica, epoch) = (log.replica, log.epoch)
         log.close()
-        let keyCopied = try copyKey(from: KeyFile.devicePath(forDatabase: from), to: KeyFile.devicePath(forDatabase: ctx.dbPath), cleanup: nil)
         if ctx.json {
             ctx.console.out(JSONValue.object([("restored", .string(ctx.dbPath)), ("from", .string(from)), ("replica", .string(replica.description)),
                                               ("epoch", .int(Int64(epoch))), ("key", .bool(keyCopied))]).text)

@@ -2,6 +2,7 @@ import Breeze
 import BreezeCore
 import BreezeFeeds
 import Dispatch
+import Foundation
 @preconcurrency import Glibc
 
 /// `breeze feed --db DB --config FILE`: polls the providers' APIs into a database (a server's), each feed on a
@@ -38,9 +39,16 @@ enum FeedCommand {
             let runners = feeds.map { f in
                 FeedRunner(feed: f.feed, key: f.key, replica: replica) { line in lock.err(line) }
             }
-            DispatchQueue.concurrentPerform(iterations: runners.count) { i in
-                runners[i].run(polls: polls) { FeedCommand.stopRequested != 0 }
+            // A thread per feed (each blocks between its polls; a pool sized by cores would leave feeds waiting).
+            let done = DispatchSemaphore(value: 0)
+            for runner in runners {
+                let t = Thread {
+                    runner.run(polls: polls) { FeedCommand.stopRequested != 0 }
+                    done.signal()
+                }
+                t.start()
             }
+            for _ in runners { done.wait() }
             for r in runners {
                 let c = r.counters
                 let line = "feed \(r.feed.name): \(c.polls) polls, \(c.imported) imported, \(c.storedRows) rows stored, \(c.duplicateRows) already held, "
@@ -110,10 +118,14 @@ enum FeedCommand {
             feed.intervalSeconds = try number("interval", default: 120)
             feed.minSpacingSeconds = try number("minSpacing", default: 1)
             feed.timeoutSeconds = try number("timeout", default: 30)
-            guard feed.intervalSeconds > 0, feed.minSpacingSeconds >= 0, feed.timeoutSeconds > 0 else {
-                throw .failure("--config \(path): feed \(name): interval and timeout must be positive")
+            guard feed.intervalSeconds > 0, feed.intervalSeconds <= 30 * 86_400, feed.minSpacingSeconds >= 0, feed.minSpacingSeconds <= 86_400,
+                  feed.timeoutSeconds > 0, feed.timeoutSeconds <= 3600 else {
+                throw .failure("--config \(path): feed \(name): interval (0-30 days], minSpacing [0-1 day] and timeout (0-1 hour] are seconds")
             }
             feed.keyHeader = try string("keyHeader")
+            if let h = feed.keyHeader, h.isEmpty || !h.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D }) {
+                throw .failure("--config \(path): feed \(name): keyHeader '\(h)' is not a header name (letters, digits, -)")
+            }
             var key: String?
             if let file = try string("keyFile") {
                 do { key = try Feed.readKey(file: file) } catch { throw .failure("--config \(path): feed \(name): \(error.description)") }

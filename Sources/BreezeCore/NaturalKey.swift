@@ -76,15 +76,16 @@ extension EventBody {
     /// separator. Names without them (every real station id and reading type) are unchanged.
     public static func factKeyComponent(_ name: String) -> String {
         guard name.utf8.contains(where: { $0 == UInt8(ascii: "|") || $0 == UInt8(ascii: "%") }) else { return name }
-        var out = ""
-        for c in name {
+        // By Unicode scalars, not characters: a `|` followed by a combining mark is one character that is not `|`.
+        var out = String.UnicodeScalarView()
+        for c in name.unicodeScalars {
             switch c {
-            case "%": out += "%25"
-            case "|": out += "%7C"
+            case "%": out.append(contentsOf: "%25".unicodeScalars)
+            case "|": out.append(contentsOf: "%7C".unicodeScalars)
             default: out.append(c)
             }
         }
-        return out
+        return String(out)
     }
 
     /// A time as 16 hex digits that sort in time order (sign bit flipped), for key-prefix range scans.

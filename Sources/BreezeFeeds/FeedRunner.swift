@@ -32,14 +32,21 @@ public final class FeedRunner: @unchecked Sendable {
         self.feed = feed
         self.key = key
         self.replica = replica
-        self.log = log
+        // Whatever a line quotes (a URL in a libcurl error, an answer's excerpt), the key never shows: its value,
+        // as given and as sent in a URL, is replaced.
+        let secrets = key.map { [$0, FeedRunner.percentEncoded($0)].filter { $0.count >= 4 } } ?? []
+        self.log = { line in
+            var scrubbed = line
+            for s in secrets { scrubbed = scrubbed.replacingAll(s, with: "REDACTED") }
+            log(scrubbed)
+        }
     }
 
     /// One poll: the request (after the rate limit's spacing), then the import. Returns the outcome.
     public func pollOnce() -> FeedPolicy.Outcome {
         if let last = lastRequest {
-            let wait = feed.minSpacingSeconds - (now() - last)
-            if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+            let until = last + feed.minSpacingSeconds
+            while now() < until { usleep(UInt32(min(100_000, max(1000, (until - now()) * 1_000_000)))) }
         }
         lastRequest = now()
         counters.polls += 1

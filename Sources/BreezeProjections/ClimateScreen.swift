@@ -162,7 +162,10 @@ public enum ClimateScreen: Screen {
                 let rows = try world.facts(kind: "temperature", keyFrom: from, keyTo: upTo, limit: batch, descending: descending)
                 for case .dailyTemperature(let t) in rows where !take(t) { return }
                 guard rows.count == batch, case .dailyTemperature(let last)? = rows.last else { return }
+                let (oldFrom, oldUpTo) = (from, upTo)
                 if descending { upTo = key(last) } else { from = key(last) + "\u{1}" }
+                // Every batch moves on (a key rebuilt from its fact is the key it is stored under); if not, stop.
+                guard from.utf8.lexicographicallyPrecedes(upTo.utf8), (from, upTo) != (oldFrom, oldUpTo) else { return }
             }
         }
         // The earliest day held (the first in date order that is a date); none on or before the reference day

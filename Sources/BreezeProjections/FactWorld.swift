@@ -82,9 +82,10 @@ public struct FactWorld: WorldReader, Equatable {
 
     public func factGroups(kind: String, keyPrefix: String) throws -> [String] {
         let head = kind + "\u{0}" + keyPrefix
-        return Set(factRows.keys.filter { $0.hasPrefix(head) }.map { k in
-            String(k.dropFirst(head.count).prefix { $0 != "|" })
-        }).sorted()
+        // By bytes, as SQLite compares and the store splits them.
+        return Set(factRows.keys.filter { $0.utf8.starts(with: head.utf8) }.map { k in
+            String(decoding: k.utf8.dropFirst(head.utf8.count).prefix { $0 != UInt8(ascii: "|") }, as: UTF8.self)
+        }).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     public func userState(user: String) throws -> UserState { users[user] ?? UserState() }

@@ -19,16 +19,19 @@ extension EventLog {
     /// - Throws: `StoreError(.io)` naming `path` when it exists or cannot be made; `.corrupt` when the copy
     ///   fails its check.
     public func backup(to path: String) throws(StoreError) -> BackupReport {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard !FileChecks.exists(path) else { throw StoreError(.io, "\(path): cannot create the backup: File exists") }
+        // Written under a temporary name beside it, then linked into place (which refuses an existing file):
+        // a backup cut short (killed, disk full) never leaves a file under the name a restore would use.
+        let temporary = path + ".partial-\(getpid())"
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let e = errno
             throw StoreError(e == ENOSPC ? .diskFull : .io, "\(path): cannot create the backup: \(String(cString: strerror(e)))")
         }
         Glibc.close(fd)
-        var done = false
-        defer { if !done { unlink(path); unlink(path + "-wal"); unlink(path + "-shm") } }
+        defer { unlink(temporary); unlink(temporary + "-wal"); unlink(temporary + "-shm") }
         do {
-            let dest = try Database(path: path, create: false)
+            let dest = try Database(path: temporary, create: false)
             defer { dest.close() }
             guard let backup = sqlite3_backup_init(dest.handle, "main", db.handle, "main") else {
                 throw StoreError(.io, "\(path): cannot start the backup: \(String(cString: sqlite3_errmsg(dest.handle)))")
@@ -48,9 +51,11 @@ extension EventLog {
             // Everything in the file itself (no WAL beside it), synced.
             _ = try? dest.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
             dest.close()
-            let sync = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            let sync = Glibc.open(temporary, O_RDONLY | O_CLOEXEC)
             if sync >= 0 { fsync(sync); Glibc.close(sync) }
-            done = true
+            guard link(temporary, path) == 0 else {
+                throw StoreError(.io, "\(path): cannot create the backup: \(String(cString: strerror(errno)))")
+            }
             return BackupReport(bytes: Int(FileChecks.size(path)), events: events)
         } catch let e as StoreError { throw e } catch { throw StoreError.from(error, path: path) }
     }
@@ -64,9 +69,16 @@ extension EventLog {
         let source = try EventLog.openReadOnly(at: backupPath, options: options)
         defer { source.close() }
         _ = try source.backup(to: path)
-        let log = try EventLog.open(at: path, options: options)
+        // Nothing half-made stays: a copy that could not start its new epoch would reuse the backup's.
+        func remove() { for f in [path, path + "-wal", path + "-shm"] { unlink(f) } }
+        let log: EventLog
+        do { log = try EventLog.open(at: path, options: options) } catch {
+            remove()
+            throw error
+        }
         do { _ = try log.startNewEpoch() } catch {
             log.close()
+            remove()
             throw error
         }
         return log

@@ -432,7 +432,9 @@ extension EventLog {
                 let rest = key.utf8.dropFirst(keyPrefix.utf8.count)
                 let group = String(decoding: rest.prefix { $0 != UInt8(ascii: "|") }, as: UTF8.self)
                 groups.append(group)
-                from = keyPrefix + group + "|\u{10FFFF}"   // past every key of this group (none holds an unescaped |)
+                // Past every key of this group: they all start with `group|` (a group holds no unescaped `|`), and `}`
+                // is the byte after `|`, so `group}` is greater than each of them and than nothing of a later group.
+                from = keyPrefix + group + "}"
             }
             return groups
         } catch { throw StoreError.from(error, path: path) }

@@ -87,7 +87,8 @@ final class Statement {
     func isFloat(_ col: Int32) -> Bool { sqlite3_column_type(stmt, col) == SQLITE_FLOAT }
     func text(_ col: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, col) else { return "" }
-        return String(cString: p)
+        // By its length, as `bind` stores it: a text holding a NUL comes back whole.
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, col))), as: UTF8.self)
     }
     func blob(_ col: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(stmt, col))

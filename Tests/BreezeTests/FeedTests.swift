@@ -137,6 +137,44 @@ struct FeedTests {
         #expect(FeedPolicy.retryAfter("7") == 7 && FeedPolicy.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == nil)
     }
 
+    /// The Google Pollen feed (key in the URL) and the AirNow feed import their real answers (the shipped
+    /// `forecast:lookup` response and AirNow API file); the key reaches the server and none of the feed's lines.
+    @Test(.timeLimit(.minutes(5)))
+    func thePollenAndAirNowFeedsImportTheirRealAnswers() throws {
+        let dir = TempDir()
+        let r = try Replica(path: dir.file("server.db"))
+        defer { r.close() }
+        let pollenServer = try ScriptedHTTPServer([.init(status: 200, body: readFileBytes(Fixtures.root + "/pollen/google_pollen_forecast_DE_2025-08-03_teamjaf.json"))])
+        let airnowServer = try ScriptedHTTPServer([.init(status: 200, body: readFileBytes(Fixtures.root + "/monitors/sensortoolkit_AirNow_raw_370630099_PM25_B190801_E190902.csv"))])
+        defer { pollenServer.stop(); airnowServer.stop() }
+        let lines = LinesSeen()
+        var pollenOptions = ImportOptions()
+        pollenOptions.at = (51.1657, 10.4515)
+        var pollen = Feed(name: "pollen-de", url: "http://127.0.0.1:\(pollenServer.port)/v1/forecast:lookup?key={key}&location.latitude=51.1657&location.longitude=10.4515&days=5",
+                          format: "google-pollen", options: pollenOptions)
+        pollen.minSpacingSeconds = 0
+        let pollenRunner = FeedRunner(feed: pollen, key: "g/key+1", replica: r) { lines.add($0) }
+        #expect(pollenRunner.pollOnce() == .imported)
+        #expect(pollenRunner.counters.storedRows == 5, "\(pollenRunner.counters)")
+        #expect(pollenServer.requests.first?.contains("key=g%2Fkey%2B1&") == true, "\(pollenServer.requests.first?.prefix(100) ?? "")")
+        var airnow = Feed(name: "airnow", url: "http://127.0.0.1:\(airnowServer.port)/aq/data/?API_KEY={key}", format: "airnow-api")
+        airnow.minSpacingSeconds = 0
+        let airnowRunner = FeedRunner(feed: airnow, key: "AIRNOWKEY7", replica: r) { lines.add($0) }
+        #expect(airnowRunner.pollOnce() == .imported)
+        #expect(airnowRunner.counters.storedRows > 1000, "\(airnowRunner.counters)")
+        #expect(airnowRunner.pollOnce() == .imported)
+        #expect(airnowRunner.counters.duplicateRows == airnowRunner.counters.storedRows, "\(airnowRunner.counters)")
+        let pollenModel = try r.screen(PollenScreen.self, r.parameters(now: 1_754_222_400, at: (51.1657, 10.4515)))
+        #expect(!pollenModel.isEmpty)
+        // A key in the URL's path, where no argument name says it is one, is not shown either when the request fails.
+        var refused = Feed(name: "nowhere", url: "http://127.0.0.1:1/{key}/sensors", format: "purpleair-json")
+        refused.minSpacingSeconds = 0
+        let nowhere = FeedRunner(feed: refused, key: "PATHKEY9", replica: r) { lines.add($0) }
+        #expect(nowhere.pollOnce() == .failed)
+        #expect(lines.all.contains { $0.contains("feed nowhere") })
+        #expect(!lines.all.contains { $0.contains("g/key") || $0.contains("g%2Fkey") || $0.contains("AIRNOWKEY7") || $0.contains("PATHKEY9") }, "\(lines.all)")
+    }
+
     /// `breeze feed` runs a configuration's feed (key from a 0600 file) into a database and says what it did;
     /// the key is sent and appears in none of its output.
     @Test(.timeLimit(.minutes(5)))
@@ -147,12 +185,18 @@ struct FeedTests {
         #expect(runBreeze(["--db", dir.file("s.db"), "init"]).code == 0)
         try Data("# PurpleAir read key\nkey-from-file-42\n".utf8).write(to: URL(fileURLWithPath: dir.file("pa.key")))
         chmod(dir.file("pa.key"), 0o600)
-        let config = #"{"feeds": [{"name": "purpleair", "format": "purpleair-json", "interval": 0.05, "minSpacing": 0, "keyFile": ""#
-            + dir.file("pa.key") + #"", "keyHeader": "X-API-Key", "url": "http://127.0.0.1:"# + String(server.port) + #"/v1/sensors?modified_since={since}"}]}"#
+        // Three feeds (more than this machine's cores: each has a thread of its own).
+        let feeds = (1...3).map { i in
+            #"{"name": "purpleair\#(i)", "format": "purpleair-json", "interval": 0.05, "minSpacing": 0, "keyFile": ""# + dir.file("pa.key")
+                + #"", "keyHeader": "X-API-Key", "url": "http://127.0.0.1:"# + String(server.port) + #"/v1/sensors?modified_since={since}"}"#
+        }
+        let config = #"{"feeds": ["# + feeds.joined(separator: ", ") + "]}"
         try Data(config.utf8).write(to: URL(fileURLWithPath: dir.file("feeds.json")))
         let run = runProgramWithErrors(breeze, ["--db", dir.file("s.db"), "feed", "--config", dir.file("feeds.json"), "--polls", "2"])
         #expect(run.code == 0, "\(run.err)")
-        #expect(run.out.contains("feed purpleair: 2 polls, 2 imported, 5 rows stored, 5 already held"), "\(run.out)")
+        let summaries = run.out.split(separator: "\n").filter { $0.contains("2 polls, 2 imported") }
+        #expect(summaries.count == 3, "\(run.out)")
+        #expect(run.out.contains("5 rows stored"), "\(run.out)")
         #expect(!run.out.contains("key-from-file-42") && !run.err.contains("key-from-file-42"))
         #expect(server.requests.allSatisfy { $0.contains("key-from-file-42") })
     }
@@ -170,6 +214,15 @@ struct FeedTests {
         let bad = runProgramWithErrors(breeze, ["--db", dir.file("a.db"), "feed", "--config", dir.file("c.json")])
         #expect(bad.code != 0 && bad.err.contains("url must be http"), "\(bad.err)")
     }
+}
+
+/// Lines a feed logged.
+final class LinesSeen: @unchecked Sendable {
+    // `@unchecked Sendable`: `lines` is guarded by `lock`.
+    private let lock = TestLock()
+    private var lines: [String] = []
+    func add(_ l: String) { lock.run { lines.append(l) } }
+    var all: [String] { lock.run { lines } }
 }
 
 /// An HTTP/1.1 server on 127.0.0.1 that answers each request with the next scripted reply (the last repeats):

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Breeze
 import BreezeTestSupport
+import BreezeStore
 @preconcurrency import Glibc
 
 /// Issue 30, "one slow screen delays every other": an observed value is recomputed only when a commit can
@@ -115,9 +116,11 @@ struct ObservationDependencyTests {
         _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "a", time: day, value: 1, unit: "u"))
         _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "a|b", time: day + 60, value: 2, unit: "u"))
         _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "a|b", time: day + 120, value: 3, unit: "u"))
+        // A `|` followed by a combining mark is one character that is not `|`: escaped all the same.
+        _ = try r.logBiomarkerReading(BiomarkerReading(readingType: "a|\u{301}", time: day + 180, value: 4, unit: "u"))
         let m = try r.screen(BiomarkerScreen.self, r.parameters(now: day + 3600))
         let counts = Dictionary(uniqueKeysWithValues: m.biomarkers.map { ($0.readingType, $0.readingCount) })
-        #expect(counts == ["a": 1, "a|b": 2], "\(counts)")
+        #expect(counts == ["a": 1, "a|b": 2, "a|\u{301}": 1], "\(counts)")
         #expect(m.biomarkers.first { $0.readingType == "a|b" }?.latestValue == 3)
 
         for (station, c) in [("X", 10.0), ("X|Y", 30.0)] {
@@ -138,6 +141,21 @@ struct ObservationDependencyTests {
             #expect(chart.status == "ok" && chart.data.map(\.temperature).allSatisfy { $0 == c } && chart.data.count == 5,
                     "\(station): \(chart.status) \(chart.data.map(\.temperature))")
         }
+        // A hostile day whose date sorts after every real one (U+10FFFF) and many unparseable ones: the stations
+        // are still listed once each and the charts still end (no search of the keys goes round for ever).
+        let log = try EventLog.open(at: dir.file("a.db"))
+        for i in 0..<70 {
+            _ = try log.append(.dailyTemperature(DailyTemperature(station: "X", date: "\u{10FFFF}\(i)", maxC: 99, minC: 1, latitude: 10, longitude: 10)),
+                               to: .public)
+        }
+        log.close()
+        var byPosition = r.parameters(now: 1_594_400_000, at: (10, 10))
+        byPosition.date = "2020-07-10"
+        let near = try r.screen(ClimateScreen.self, byPosition)
+        #expect(near.station == "X" && near.status == "ok", "\(near.station ?? "none") \(near.status)")
+        var x = r.parameters(now: 1_594_400_000, sensor: "X")
+        x.date = "2020-07-10"
+        #expect(try r.screen(ClimateScreen.self, x).data.map(\.temperature).allSatisfy { $0 == 10 })
     }
 }
 
