@@ -62,6 +62,25 @@ struct BenchTests {
         #expect(help.0 == 0 && help.1.contains("breeze-bench live"), "\(help.1)")
     }
 
+    /// `app` (issue 30's goals) at tiny sizes: every screen's first value, the star with the heavy screens beside
+    /// it, reads during an import (some made while it ran), and a small city's map.
+    @Test func benchAppMeasuresEveryFigure() {
+        let fixtures = DemoTests.root + "/Tests/BreezeImportTests/Fixtures"
+        let (code, out, err) = Self.bench(["app", "--edits", "6", "--import-rows", "3000", "--sensors", "50", "--fixtures", fixtures, "--json"])
+        #expect(code == 0, "\(err)")
+        let d = Self.json(out)
+        let firsts = d["firstValueMs"] as? [String: Any] ?? [:]
+        #expect(firsts.count == 11, "\(out)")
+        let star = d["starToSheet"] as? [String: Any] ?? [:]
+        #expect(Self.number(star, "besideP99Ms") > 0 && Self.number(star, "aloneP99Ms") > 0, "\(out)")
+        let reads = d["readsDuringImport"] as? [String: Any] ?? [:]
+        #expect(Self.number(reads, "duringReads") >= 1 && Self.number(reads, "duringP99Ms") > 0, "\(out)")
+        let city = d["cityMap"] as? [String: Any] ?? [:]
+        #expect(Self.number(city, "sensors") == 50 && Self.number(city, "allMs") > 0, "\(out)")
+        let bad = Self.bench(["app", "--fixtures", "/nonexistent"])
+        #expect(bad.0 != 0 && bad.2.contains("no fixtures at /nonexistent"), "\(bad.2)")
+    }
+
     @Test func benchLiveMeasuresEditsAcrossThreeReplicas() {
         let (code, out, err) = Self.bench(["live", "--edits", "20", "--json"])
         #expect(code == 0, "\(err)")

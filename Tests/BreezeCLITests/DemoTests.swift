@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 import BreezeTestSupport
 @preconcurrency import Glibc
 
@@ -27,11 +28,33 @@ struct DemoTests {
 
     static func gone(_ pid: pid_t) -> Bool { kill(pid, 0) == -1 && errno == ESRCH }
 
+    static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     static func text(_ path: String) -> String { String(decoding: readFileBytes(path), as: UTF8.self) }
 
     @Test func theDemoConvergesShowsIdenticalScreensExplainsTheWinnerAndLeavesNoProcess() throws {
         let dir = TempDir()
         let demo = Self.start(dir)
+        // A hang guard (generous: the quick demo takes about a minute): a demo still running after 15 minutes is
+        // stopped (SIGTERM, which its trap turns into stopping its nodes; SIGKILL 10 s later), so its output ends
+        // and the test fails instead of hanging the suite.
+        let pid = demo.pid
+        let finished = DemoFlag(), stopped = DemoFlag()
+        let watchdog = Thread {
+            let deadline = Self.monotonic() + 900
+            while Self.monotonic() < deadline && !finished.isSet { usleep(200_000) }
+            guard !finished.isSet else { return }
+            stopped.set()
+            kill(pid, SIGTERM)
+            usleep(10_000_000)
+            if !finished.isSet { kill(pid, SIGKILL) }
+        }
+        watchdog.start()
+        defer { finished.set() }
         var lines: [String] = []
         // Up to the last step's summary (not to end of file: a child another test spawns at the same instant may
         // inherit the pipe before it is marked close-on-exec and hold it open); then the script's own exit.
@@ -40,6 +63,8 @@ struct DemoTests {
             if l.hasPrefix("Done in ") { break }
         }
         let code = demo.wait()
+        finished.set()
+        #expect(!stopped.isSet, "the demo was still running after 15 minutes and was stopped")
         let all = lines.joined(separator: "\n")
         #expect(code == 0, "exit \(code)\n\(all)\n\(Self.text(dir.file("stderr")))")
         #expect(lines.filter { $0.hasPrefix("==> step ") }.count == 8)
@@ -85,6 +110,22 @@ struct DemoTests {
     @Test func ctrlCStopsTheNodes() throws {
         let dir = TempDir()
         let demo = Self.start(dir)
+        // A hang guard (generous: the quick demo takes about a minute): a demo still running after 15 minutes is
+        // stopped (SIGTERM, which its trap turns into stopping its nodes; SIGKILL 10 s later), so its output ends
+        // and the test fails instead of hanging the suite.
+        let pid = demo.pid
+        let finished = DemoFlag(), stopped = DemoFlag()
+        let watchdog = Thread {
+            let deadline = Self.monotonic() + 900
+            while Self.monotonic() < deadline && !finished.isSet { usleep(200_000) }
+            guard !finished.isSet else { return }
+            stopped.set()
+            kill(pid, SIGTERM)
+            usleep(10_000_000)
+            if !finished.isSet { kill(pid, SIGKILL) }
+        }
+        watchdog.start()
+        defer { finished.set() }
         var lines: [String] = []
         while let l = demo.readLine() {
             lines.append(l)
@@ -118,4 +159,15 @@ struct DemoTests {
         }
         return out
     }
+}
+
+/// A flag set on one thread and read on another.
+final class DemoFlag: @unchecked Sendable {
+    // `@unchecked Sendable`: `value` is read and written under `mutex`.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var value = false
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
+    func set() { pthread_mutex_lock(mutex); value = true; pthread_mutex_unlock(mutex) }
+    var isSet: Bool { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return value }
 }
