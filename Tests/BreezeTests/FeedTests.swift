@@ -175,6 +175,33 @@ struct FeedTests {
         #expect(!lines.all.contains { $0.contains("g/key") || $0.contains("g%2Fkey") || $0.contains("AIRNOWKEY7") || $0.contains("PATHKEY9") }, "\(lines.all)")
     }
 
+    /// The temperature feed (Open-Meteo's archive API, no key) imports an answer of the shape its documentation
+    /// gives (`shared/docs/domain.md` section 5; the project ships no real one): days with a missing value stay
+    /// missing, the station is the grid cell the API answered with, and polling again stores nothing.
+    @Test(.timeLimit(.minutes(5)))
+    func theTemperatureFeedImportsTheDocumentedShape() throws {
+        let dir = TempDir()
+        let r = try Replica(path: dir.file("server.db"))
+        defer { r.close() }
+        let answer = #"{"latitude": 34.68, "longitude": -82.82, "generationtime_ms": 0.5, "utc_offset_seconds": 0, "timezone": "GMT", "#
+            + #""daily_units": {"time": "iso8601", "temperature_2m_max": "°C", "temperature_2m_min": "°C"}, "#
+            + #""daily": {"time": ["2026-12-01", "2026-12-02", "2026-12-03"], "temperature_2m_max": [14.2, null, 11.8], "temperature_2m_min": [3.1, 4.0, null]}}"#
+        let server = try ScriptedHTTPServer([.init(status: 200, body: Array(answer.utf8))])
+        defer { server.stop() }
+        var feed = Feed(name: "clemson", url: "http://127.0.0.1:\(server.port)/v1/archive?latitude=34.68&longitude=-82.82&daily=temperature_2m_max,temperature_2m_min",
+                        format: "daily-temperature")
+        feed.minSpacingSeconds = 0
+        let runner = FeedRunner(feed: feed, key: nil, replica: r) { _ in }
+        #expect(runner.pollOnce() == .imported)
+        #expect(runner.counters.storedRows == 3, "\(runner.counters)")
+        #expect(runner.pollOnce() == .imported)
+        #expect(runner.counters.storedRows == 3 && runner.counters.duplicateRows == 3, "\(runner.counters)")
+        var p = r.parameters(now: 1_764_892_800, sensor: "open-meteo:34.68,-82.82")
+        p.date = "2026-12-03"
+        let chart = try r.screen(ClimateScreen.self, p)
+        #expect(chart.station == "open-meteo:34.68,-82.82" && chart.status != "no-station", "\(chart.station ?? "none") \(chart.status)")
+    }
+
     /// `breeze feed` runs a configuration's feed (key from a 0600 file) into a database and says what it did;
     /// the key is sent and appears in none of its output.
     @Test(.timeLimit(.minutes(5)))
