@@ -65,7 +65,7 @@ extension Replica {
         do { key = try KeyFile.deviceKey(forDatabase: path, replica: id, create: true) } catch {
             throw BreezeError(.invalidArgument, error.description, underlying: error)
         }
-        return EnrolmentRequest(key: key, replica: id, user: u, createdMillis: options.wallClock?() ?? SystemClock.nowMillis())
+        return EnrolmentRequest(key: key, replica: id, user: u, createdMillis: nowMillis)
     }
 
     /// Asks the authority for a new certificate for this device's key now (a `device.renew` event in the user's
@@ -82,7 +82,7 @@ extension Replica {
         let asked: Bool = try withLog { log in
             guard let text = try log.certificateText(), let cert = try? CertificateChain.parse(text: text).first else { return false }
             // Noted first: an observer woken by the event then sees the request in the status.
-            try log.setRenewalRequested(notAfter: cert.notAfter, atMillis: options.wallClock?() ?? SystemClock.nowMillis())
+            try log.setRenewalRequested(notAfter: cert.notAfter, atMillis: nowMillis)
             _ = try log.append(.renewalRequest(RenewalRequest(key: cert.key, replica: id, notAfterMillis: cert.notAfter)), to: .user(options.user))
             return true
         }

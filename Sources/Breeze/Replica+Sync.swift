@@ -31,7 +31,7 @@ extension Replica {
         for address in options.peers + options.servers { try SyncOptions.checkAddress(address) }
         let held = try? withLog { log in try log.certificateText() }
         let credentials = try options.credentials(db: path, replica: id,
-                                                  nowMillis: self.options.wallClock?() ?? SystemClock.nowMillis(), held: held ?? nil)
+                                                  nowMillis: self.nowMillis, held: held ?? nil)
         var config = NodeConfig(dbPath: path, listen: options.listen, credentials: credentials)
         config.peers = options.peers
         config.servers = options.servers

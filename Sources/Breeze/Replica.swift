@@ -183,7 +183,9 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// The replica's wall clock (`Options.wallClock`, else the system's), Unix seconds.
-    var nowSeconds: Int64 { Int64((options.wallClock?() ?? SystemClock.nowMillis()) / 1000) }
+    var nowSeconds: Int64 { Int64(nowMillis / 1000) }
+    /// The same clock in milliseconds.
+    var nowMillis: UInt64 { options.wallClock?() ?? SystemClock.nowMillis() }
 
     /// Appends events in one transaction, then tells observers and the in-process node (so peers get the
     /// events without waiting for a poll).

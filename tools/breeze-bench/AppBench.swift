@@ -185,7 +185,7 @@ enum AppBench {
 
     /// A PurpleAir CSV of `rows` rows for the Troy sensors, after the fixture week (new rows: stored, not duplicates).
     static func csv(rows: Int, fixtures: String, startingAt start: Int64) throws -> [UInt8] {
-        let ids = String(decoding: try readAll(fixtures + "/purpleair/ajl_sensors.csv"), as: UTF8.self)
+        let ids = String(decoding: try KeyFile.readSmallFile(fixtures + "/purpleair/ajl_sensors.csv", limit: 1 << 20, what: "the Troy registry"), as: UTF8.self)
             .split(separator: "\n").dropFirst().compactMap { $0.split(separator: ",").first.map(String.init) }
         guard !ids.isEmpty else { throw CLIError.failure("bench app: no sensor ids in the Troy registry") }
         var text = "id,time_stamp,pm2.5_atm_a,pm2.5_atm_b,pm2.5_cf_1_a,pm2.5_cf_1_b,temperature,humidity,pressure\n"
@@ -296,18 +296,6 @@ enum AppBench {
         return City(openMs: ms[0], allMs: ms[1], boxMs: ms[3], observedMs: observed)
     }
 
-    static func readAll(_ path: String) throws -> [UInt8] {
-        guard let f = fopen(path, "rb") else { throw CLIError.failure("bench app: cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { fclose(f) }
-        var out: [UInt8] = [], buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            out += buf[0..<n]
-        }
-        return out
-    }
-
     /// Runs `body` in a task and waits for it on this (non-async) thread.
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
         let box = ResultBox<T>()
@@ -323,14 +311,3 @@ enum AppBench {
 
 /// `@unchecked Sendable`: written once by the task before it signals, read after the wait.
 final class ResultBox<T>: @unchecked Sendable { var value: T? }
-
-/// A flag set from one task and read from another.
-///
-/// `@unchecked Sendable`: `value` is read and written under the mutex.
-final class Flag: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var value = false
-    init() { pthread_mutex_init(&mutex, nil) }
-    func set() { pthread_mutex_lock(&mutex); value = true; pthread_mutex_unlock(&mutex) }
-    var isSet: Bool { pthread_mutex_lock(&mutex); defer { pthread_mutex_unlock(&mutex) }; return value }
-}
