@@ -33,11 +33,15 @@ extension AQICategory {
 
     /// The official colour as `#RRGGBB` (upper-case hex), e.g. `#00E400` for Good.
     public var colourHex: String {
-        let (r, g, b) = rgb
-        return "#" + [r, g, b].map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
+        // Written out (a map of a city asks for one per pin); `AQITests` checks each against `rgb`.
+        switch self {
+        case .good: return "#00E400"
+        case .moderate: return "#FFFF00"
+        case .usg: return "#FF7E00"
+        case .unhealthy: return "#FF0000"
+        case .veryUnhealthy: return "#8F3F97"
+        case .hazardous: return "#7E0023"
+        }
     }
 
     /// The official colour as 8-bit red, green and blue (TAD Table 2).

@@ -15,7 +15,7 @@ public struct HourAggregate: Equatable, Sendable {
     /// The first and last reading time in the hour.
     public var firstTime: Int64, lastTime: Int64
     /// The positive steps between consecutive readings of the hour, as (step seconds, how many), by step.
-    public var steps: [Step]
+    public var steps: StepCounts
     /// PurpleAir: readings whose A/B channels passed the EPA check (`PurpleAirChannels.verdict`), and the sum of
     /// their channel means in time order.
     public var validPairs: Int, pairSum: Double
@@ -140,12 +140,7 @@ public struct HourAggregate: Equatable, Sendable {
             value.lastTime = r.time
             value.count += 1
             if let p = previous, r.time > p {
-                let step = r.time - p
-                if let i = value.steps.firstIndex(where: { $0.seconds >= step }) {
-                    if value.steps[i].seconds == step { value.steps[i].count += 1 } else { value.steps.insert(Step(seconds: step, count: 1), at: i) }
-                } else {
-                    value.steps.append(Step(seconds: step, count: 1))
-                }
+                value.steps.add(seconds: r.time - p)
             }
             previous = r.time
             if let mean = PurpleAirChannels(a: r.a, b: r.b).average {
@@ -177,7 +172,7 @@ public struct HourAggregate: Equatable, Sendable {
     }
 
     /// An aggregate as stored (every field given).
-    public init(hour: Int64, count: Int, firstTime: Int64, lastTime: Int64, steps: [Step], validPairs: Int, pairSum: Double,
+    public init(hour: Int64, count: Int, firstTime: Int64, lastTime: Int64, steps: StepCounts, validPairs: Int, pairSum: Double,
                 humidityHousing: Sum, temperatureHousing: Sum, pm25: Sum, temperature: Sum, humidity: Sum) {
         self.hour = hour; self.count = count; self.firstTime = firstTime; self.lastTime = lastTime; self.steps = steps
         self.validPairs = validPairs; self.pairSum = pairSum; self.humidityHousing = humidityHousing
@@ -188,21 +183,34 @@ public struct HourAggregate: Equatable, Sendable {
     /// sensor): the steps inside each hour and those from one hour's last reading to the next hour's first, as
     /// if every reading of those hours were listed in time order. Nil without any step.
     public static func medianStep(_ aggregates: [HourAggregate]) -> Int64? {
-        var all: [(seconds: Int64, count: Int)] = []
-        for (i, a) in aggregates.enumerated() {
-            for s in a.steps { all.append((s.seconds, s.count)) }
-            if i > 0, a.count > 0, aggregates[i - 1].count > 0, a.firstTime > aggregates[i - 1].lastTime {
-                all.append((a.firstTime - aggregates[i - 1].lastTime, 1))
+        // In a buffer on the stack, sorted by insertion (a window holds a few distinct steps): every pin of a
+        // city's map asks for one.
+        let capacity = aggregates.reduce(0) { $0 + $1.steps.count + 1 }
+        return withUnsafeTemporaryAllocation(of: (seconds: Int64, count: Int).self, capacity: max(1, capacity)) { all -> Int64? in
+            var n = 0, total = 0
+            func add(_ seconds: Int64, _ count: Int) {
+                var j = n
+                while j > 0, all[j - 1].seconds > seconds {
+                    all[j] = all[j - 1]
+                    j -= 1
+                }
+                all[j] = (seconds, count)
+                n += 1
+                total += count
             }
+            for i in aggregates.indices {
+                for s in aggregates[i].steps { add(s.seconds, s.count) }
+                if i > 0, aggregates[i].count > 0, aggregates[i - 1].count > 0, aggregates[i].firstTime > aggregates[i - 1].lastTime {
+                    add(aggregates[i].firstTime - aggregates[i - 1].lastTime, 1)
+                }
+            }
+            guard total > 0 else { return nil }
+            var seen = 0
+            for k in 0..<n {
+                seen += all[k].count
+                if seen > total / 2 { return all[k].seconds }
+            }
+            return all[n - 1].seconds
         }
-        let total = all.reduce(0) { $0 + $1.count }
-        guard total > 0 else { return nil }
-        all.sort { $0.seconds < $1.seconds }
-        var seen = 0
-        for s in all {
-            seen += s.count
-            if seen > total / 2 { return s.seconds }
-        }
-        return all.last?.seconds
     }
 }

@@ -22,18 +22,23 @@ public enum NowCast {
     ///   hour. Only the first 12 are used; fewer than 12 count the absent older hours as missing.
     /// - Returns: nil when fewer than 2 of the 3 newest hours have values.
     public static func concentration(hourlyNewestFirst: [Double?]) -> Double? {
-        let window = hourlyNewestFirst.prefix(hours).map { value -> Double? in
-            guard let v = value, v.isFinite else { return nil }
-            return v
+        // One pass for the checks and one for the weights, with nothing allocated: every pin of a city's map
+        // computes one. Non-finite values count as missing.
+        let n = min(hours, hourlyNewestFirst.count)
+        var recent = 0, cmax = -Double.infinity, cmin = Double.infinity, valid = 0
+        for i in 0..<n {
+            guard let v = hourlyNewestFirst[i], v.isFinite else { continue }
+            if i < 3 { recent += 1 }
+            valid += 1
+            if v > cmax { cmax = v }
+            if v < cmin { cmin = v }
         }
-        guard window.prefix(3).compactMap({ $0 }).count >= 2 else { return nil }
-        let valid = window.compactMap { $0 }
-        guard let cmax = valid.max(), let cmin = valid.min() else { return nil }
+        guard recent >= 2, valid > 0 else { return nil }
         // cmax <= 0 only for all-zero (or noise-negative) hours: no change to weigh, so w = 1.
         let w = cmax > 0 ? max(cmin / cmax, minimumWeight) : 1
         var weighted = 0.0, total = 0.0, factor = 1.0
-        for value in window {
-            if let c = value {
+        for i in 0..<n {
+            if let c = hourlyNewestFirst[i], c.isFinite {
                 weighted += factor * c
                 total += factor
             }

@@ -9,8 +9,9 @@ import Foundation
 /// thread of its own, until SIGINT or SIGTERM (or `--polls N` each). See `Feed`, `FeedRunner`, `FeedPolicy`.
 enum FeedCommand {
     static let usage = """
-        usage: breeze feed --db DB --config FILE [--polls N] [--json]
-          polls each feed of FILE (JSON) into DB until SIGINT/SIGTERM, or N polls each:
+        usage: breeze feed --db DB --config FILE [--polls N] [--metrics HOST:PORT [--metrics-allow-remote]] [--json]
+          polls each feed of FILE (JSON) into DB until SIGINT/SIGTERM, or N polls each (`breeze node --feeds FILE`
+          runs the same feeds inside a node); --metrics serves each feed's counters in the Prometheus format:
           {"feeds": [{"name": "purpleair", "format": "purpleair-json", "interval": 120,
                       "url": "https://api.purpleair.com/v1/sensors?fields=name,latitude,longitude,pm2.5_cf_1_a,pm2.5_cf_1_b,humidity,temperature&modified_since={since}",
                       "keyFile": "/var/lib/breeze/purpleair.key", "keyHeader": "X-API-Key"},
@@ -26,43 +27,25 @@ enum FeedCommand {
     nonisolated(unsafe) static var stopRequested: sig_atomic_t = 0
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["config", "polls"], usage: usage)
+        let a = try Arguments(args, valued: ["config", "polls", "metrics"], flags: ["metrics-allow-remote"], usage: usage)
         _ = try a.expect([])
         guard let path = a.options["config"] else { throw .usage("--config FILE is required", usage) }
         let polls = try a.options["polls"].map { s throws(CLIError) in try Arguments.positive(s, "--polls", default: 1) }
+        if let m = a.options["metrics"], a.options["metrics-allow-remote"] == nil, !NodeCommand.isLoopback(m) {
+            throw .usage("--metrics \(m): not a loopback address; the metrics have no token, so anyone who reaches them reads them: add --metrics-allow-remote to serve them there", usage)
+        }
         let feeds = try config(path, environment: ctx.environment)
         signal(SIGINT) { _ in FeedCommand.stopRequested = 1 }
         signal(SIGTERM) { _ in FeedCommand.stopRequested = 1 }
         try ctx.withReplica { replica in
-            let console = ctx.console
-            let lock = PrintLock(console)
-            let runners = feeds.map { f in
-                FeedRunner(feed: f.feed, key: f.key, replica: replica) { line in lock.err(line) }
-            }
-            // A thread per feed (each blocks between its polls; a pool sized by cores would leave feeds waiting).
-            let done = DispatchSemaphore(value: 0)
-            for runner in runners {
-                let t = Thread {
-                    runner.run(polls: polls) { FeedCommand.stopRequested != 0 }
-                    done.signal()
-                }
-                t.start()
-            }
-            for _ in runners { done.wait() }
-            for r in runners {
-                let c = r.counters
-                let line = "feed \(r.feed.name): \(c.polls) polls, \(c.imported) imported, \(c.storedRows) rows stored, \(c.duplicateRows) already held, "
-                    + "\(c.failed) failed, \(c.throttled) throttled, \(c.refused) refused"
-                if ctx.json {
-                    console.out(JSONValue.object([("feed", .string(r.feed.name)), ("polls", .int(Int64(c.polls))), ("imported", .int(Int64(c.imported))),
-                                                  ("storedRows", .int(Int64(c.storedRows))), ("duplicateRows", .int(Int64(c.duplicateRows))),
-                                                  ("failed", .int(Int64(c.failed))), ("throttled", .int(Int64(c.throttled))),
-                                                  ("refused", .int(Int64(c.refused)))]).text)
-                } else {
-                    console.out(line)
-                }
-            }
-            if runners.contains(where: { $0.counters.refused > 0 }) { throw CLIError.failure("a feed's key was refused (see above)") }
+            let running = FeedThreads(feeds, replica: replica, console: ctx.console)
+            let server = try a.options["metrics"].map { m throws(CLIError) in try NodeMetricsEndpoint.serve(nil, feeds: running.runners, listen: m) }
+            defer { server?.stop() }
+            if let server { ctx.console.out("metrics on http://\(server.address)/metrics") }
+            running.start(polls: polls) { FeedCommand.stopRequested != 0 }
+            running.wait()
+            running.printSummaries(ctx)
+            if running.runners.contains(where: { $0.counters.refused > 0 }) { throw CLIError.failure("a feed's key was refused (see above)") }
         }
     }
 
@@ -143,6 +126,64 @@ enum FeedCommand {
         }
         return out
     }
+}
+
+/// The feeds of a configuration polling into one replica, each on a thread of its own (each blocks between
+/// its polls; a pool sized by cores would leave feeds waiting): `breeze feed`, and `breeze node --feeds`.
+final class FeedThreads: Sendable {
+    let runners: [FeedRunner]
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ feeds: [(feed: Feed, key: String?)], replica: Replica, console: Console) {
+        let lock = PrintLock(console)
+        runners = feeds.map { f in FeedRunner(feed: f.feed, key: f.key, replica: replica) { line in lock.err(line) } }
+    }
+
+    /// Starts every feed: each polls until `shouldStop` (checked every 100 ms while it waits), its key is
+    /// refused, or `polls` polls.
+    func start(polls: Int?, shouldStop: @escaping @Sendable () -> Bool) {
+        for runner in runners {
+            let done = self.done
+            Thread {
+                runner.run(polls: polls, shouldStop: shouldStop)
+                done.signal()
+            }.start()
+        }
+    }
+
+    /// Waits until every feed has stopped.
+    func wait() { for _ in runners { done.wait() } }
+
+    /// A line per feed: what it did.
+    func printSummaries(_ ctx: Context) {
+        for r in runners {
+            let c = r.counters
+            if ctx.json {
+                ctx.console.out(JSONValue.object([("feed", .string(r.feed.name)), ("polls", .int(Int64(c.polls))), ("imported", .int(Int64(c.imported))),
+                                                  ("storedRows", .int(Int64(c.storedRows))), ("duplicateRows", .int(Int64(c.duplicateRows))),
+                                                  ("failed", .int(Int64(c.failed))), ("throttled", .int(Int64(c.throttled))),
+                                                  ("refused", .int(Int64(c.refused)))]).text)
+            } else {
+                ctx.console.out("feed \(r.feed.name): \(c.polls) polls, \(c.imported) imported, \(c.storedRows) rows stored, \(c.duplicateRows) already held, "
+                                + "\(c.failed) failed, \(c.throttled) throttled, \(c.refused) refused")
+            }
+        }
+    }
+}
+
+/// A flag one thread raises and others read (the node's feeds stop when the node does).
+///
+/// `@unchecked Sendable`: `raised` is only touched with `mutex` held.
+final class StopFlag: @unchecked Sendable {
+    private var raised = false
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func raise() { pthread_mutex_lock(mutex); raised = true; pthread_mutex_unlock(mutex) }
+    var isRaised: Bool { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return raised }
 }
 
 /// The console, shared by several feeds' threads, one line at a time.

@@ -17,6 +17,8 @@ enum NodeCommand {
                         lag per peer, commit latency, refused connections); e.g. 127.0.0.1:9464; an address off
                         loopback needs --metrics-allow-remote (no token: anyone who reaches it reads them)
           --metrics-user-labels label users' streams one by one (default: summed as user:* and health:*)
+          --feeds FILE  poll the providers' APIs of FILE into this node's database while it runs (the configuration
+                        of `breeze feed`; each feed's counters join --metrics as breeze_feed_*)
           the device key is DB.key beside the database (mode 0600; `breeze init` or `breeze key show` makes it)
         """
 
@@ -27,7 +29,7 @@ enum NodeCommand {
     }
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
-        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics"], flags: ["metrics-allow-remote", "metrics-user-labels"],
+        let a = try Arguments(args, valued: ["listen", "cert", "authority", "metrics", "feeds"], flags: ["metrics-allow-remote", "metrics-user-labels"],
                               multi: ["peer", "server"], usage: usage)
         _ = try a.expect([])
         guard let certFile = a.options["cert"] else { throw .usage("--cert FILE is required (`breeze enrol` makes it)", usage) }
@@ -60,10 +62,14 @@ enum NodeCommand {
         }
         let metrics = a.options["metrics"].map { _ in NodeMetrics() }
         options.metrics = metrics
+        // A bad feed configuration (or key file) is refused before anything starts.
+        let feedConfig = try a.options["feeds"].map { f throws(CLIError) in try FeedCommand.config(f, environment: ctx.environment) }
         try ctx.withReplica { replica in
+            let feeds = feedConfig.map { FeedThreads($0, replica: replica, console: ctx.console) }
             // The metrics port is bound before the node starts, so a port in use fails before any sync.
             let server = try metrics.map { m throws(CLIError) in
-                try NodeMetricsEndpoint.serve(m, listen: a.options["metrics"]!, userLabels: a.options["metrics-user-labels"] != nil)
+                try NodeMetricsEndpoint.serve(m, feeds: feeds?.runners ?? [], listen: a.options["metrics"]!,
+                                              userLabels: a.options["metrics-user-labels"] != nil)
             }
             defer { server?.stop() }
             let status = try replica.startSync(options)
@@ -71,7 +77,14 @@ enum NodeCommand {
             if let server { ctx.console.out("metrics on http://\(server.address)/metrics") }
             ctx.console.out("node running: db \(ctx.dbPath), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))"
                             + (servers.isEmpty ? "" : ", servers \(servers.joined(separator: ", ")) (one at a time)"))
+            // The feeds write through the same replica, so the node sends what they store at once.
+            let stop = StopFlag()
+            feeds?.start(polls: nil) { stop.isRaised }
+            if let feeds { ctx.console.out("feeds polling: \(feeds.runners.map(\.feed.name).joined(separator: ", "))") }
             replica.waitForSync()
+            stop.raise()
+            feeds?.wait()
+            feeds?.printSummaries(ctx)
         }
         ctx.console.out("node stopped")
     }

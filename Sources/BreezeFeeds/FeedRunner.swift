@@ -8,7 +8,8 @@ import BreezeCore
 /// and is retried. The key is sent, never logged (URLs in messages have their key arguments redacted).
 ///
 /// `@unchecked Sendable`: a runner is handed to the one thread that runs it (`breeze feed` gives each feed its
-/// own); its counters are read after that thread is done. `Replica` is `Sendable` itself.
+/// own), which alone touches its mutable state; the counters, which the metrics endpoint reads from its own
+/// threads while the feed runs, are behind `status`'s mutex. `Replica` is `Sendable` itself.
 public final class FeedRunner: @unchecked Sendable {
     public let feed: Feed
     private let replica: Replica
@@ -16,8 +17,10 @@ public final class FeedRunner: @unchecked Sendable {
     public var policy = FeedPolicy()
     /// Where each poll's line goes (`breeze feed` prints them).
     private let log: @Sendable (String) -> Void
-    /// Counts since the runner started (`breeze feed` prints them when it stops).
-    public private(set) var counters = Counters()
+    /// Counts since the runner started (`breeze feed` prints them when it stops; `--metrics` serves them while
+    /// it runs), read from any thread.
+    public var counters: Counters { status.read() }
+    private let status = CountersBox()
     private var failures = 0
     private var lastRequest: Double?
     private var lastSuccessStart: Int64 = 0
@@ -26,6 +29,10 @@ public final class FeedRunner: @unchecked Sendable {
     /// What the feed did.
     public struct Counters: Sendable, Equatable {
         public var polls = 0, imported = 0, storedRows = 0, duplicateRows = 0, failed = 0, throttled = 0, refused = 0
+        /// When the last poll that imported started, Unix milliseconds (0: none yet).
+        public var lastSuccessMillis: Int64 = 0
+        /// True once the feed stopped for good (its key refused).
+        public var stopped = false
     }
 
     public init(feed: Feed, key: String?, replica: Replica, log: @escaping @Sendable (String) -> Void) {
@@ -49,14 +56,14 @@ public final class FeedRunner: @unchecked Sendable {
             while now() < until { usleep(UInt32(min(100_000, max(1000, (until - now()) * 1_000_000)))) }
         }
         lastRequest = now()
-        counters.polls += 1
+        status.update { $0.polls += 1 }
         let started = Int64(time(nil))
         var url = feed.url.replacingAll("{since}", with: String(lastSuccessStart))
         if let key, feed.keyHeader == nil { url = url.replacingAll("{key}", with: FeedRunner.percentEncoded(key)) }
         let headers = (key != nil && feed.keyHeader != nil) ? ["\(feed.keyHeader!): \(key!)"] : []
         let response: HTTPGet.Response
         do { response = try HTTPGet.fetch(url, headers: headers, timeoutMillis: Int(feed.timeoutSeconds * 1000)) } catch {
-            counters.failed += 1
+            status.update { $0.failed += 1 }
             log("feed \(feed.name): \(error.isTimeout ? "timed out" : "no answer"): \(error.description)")
             return .failed
         }
@@ -64,30 +71,33 @@ public final class FeedRunner: @unchecked Sendable {
         switch response.status {
         case 200..<300: break
         case 401, 403:
-            counters.refused += 1
+            status.update { $0.refused += 1; $0.stopped = true }
             log("feed \(feed.name): the key was refused (HTTP \(response.status)): \(excerpt); not retrying: check the key, then restart the feed")
             return .refused(status: response.status)
         case 429:
-            counters.throttled += 1
+            status.update { $0.throttled += 1 }
             let after = FeedPolicy.retryAfter(response.headers["retry-after"])
             log("feed \(feed.name): throttled (HTTP 429)" + (after.map { ", Retry-After \(Int($0)) s" } ?? ""))
             return .throttled(retryAfter: after)
         default:
-            counters.failed += 1
+            status.update { $0.failed += 1 }
             log("feed \(feed.name): HTTP \(response.status) from \(HTTPGet.redacted(feed.url)): \(excerpt)")
             return .failed
         }
         do {
             let s = try replica.importData(response.body, name: "\(feed.name) (\(feed.format))", format: feed.format, options: feed.options)
-            counters.imported += 1
-            counters.storedRows += s.storedRows + s.updatedRows
-            counters.duplicateRows += s.duplicateRows
+            status.update {
+                $0.imported += 1
+                $0.storedRows += s.storedRows + s.updatedRows
+                $0.duplicateRows += s.duplicateRows
+                $0.lastSuccessMillis = started * 1000
+            }
             lastSuccessStart = started
             log("feed \(feed.name): \(s.rowsRead) rows read: \(s.storedRows) stored, \(s.updatedRows) updated, \(s.duplicateRows) already held"
                 + (s.skipped.isEmpty ? "" : ", \(s.skipped.count) skipped"))
             return .imported
         } catch {
-            counters.failed += 1
+            status.update { $0.failed += 1 }
             log("feed \(feed.name): the answer could not be imported, nothing stored: \(error.description)")
             return .failed
         }
@@ -128,6 +138,29 @@ public final class FeedRunner: @unchecked Sendable {
             }
         }
         return out
+    }
+}
+
+/// A feed's counters behind a mutex: written by the feed's thread, read by the metrics endpoint's.
+///
+/// `@unchecked Sendable`: `value` is only touched with `mutex` held.
+final class CountersBox: @unchecked Sendable {
+    private var value = FeedRunner.Counters()
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(mutex, nil) }
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+    func read() -> FeedRunner.Counters {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return value
+    }
+    func update(_ body: (inout FeedRunner.Counters) -> Void) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        body(&value)
     }
 }
 

@@ -51,16 +51,23 @@ public struct SensorAirQuality: Sendable {
         } else {
             lastReading = try world.latestReadingTime(source: sensor.source, sensor: sensor.sensor, atOrBefore: now)
         }
-        // The hours in order, by their index from `first` (the aggregates come by hour).
-        var byIndex = [HourAggregate?](repeating: nil, count: Int((lastHour - first) / 3600) + 1)
-        for a in aggregates where a.hour >= first && a.hour <= lastHour { byIndex[Int((a.hour - first) / 3600)] = a }
+        // The hours in order from `first`, walking the aggregates (they come by hour) beside them.
         let cadence = SensorAirQuality.cadence(aggregates)
+        let n = Int((lastHour - first) / 3600) + 1
         var out: [HourlyValues] = []
-        out.reserveCapacity(byIndex.count)
-        for (i, a) in byIndex.enumerated() {
+        out.reserveCapacity(n)
+        var k = 0
+        while k < aggregates.count, aggregates[k].hour < first { k += 1 }
+        for i in 0..<n {
             let h = first + Int64(i) * 3600
-            out.append(isPA ? SensorAirQuality.purpleAirHour(h, a, cadence: cadence, correction: correction)
-                            : SensorAirQuality.monitorHour(h, a))
+            // The aggregate is passed where it lies in the array (no copy of it: a city's map runs this 32,000 times).
+            if k < aggregates.count, aggregates[k].hour == h {
+                out.append(isPA ? SensorAirQuality.purpleAirHour(h, aggregates[k], cadence: cadence, correction: correction)
+                                : SensorAirQuality.monitorHour(h, aggregates[k]))
+                k += 1
+            } else {
+                out.append(HourlyValues(hour: h, pm25: nil, temperatureC: nil, humidity: nil))
+            }
         }
         self.hours = out
         current = SensorAirQuality.nowCast(out, at: out.count - 1)
@@ -89,8 +96,7 @@ public struct SensorAirQuality: Sendable {
         return min(3600, max(120, step))
     }
 
-    static func purpleAirHour(_ h: Int64, _ a: HourAggregate?, cadence: Int64, correction: PurpleAirCorrection) -> HourlyValues {
-        guard let a else { return HourlyValues(hour: h, pm25: nil, temperatureC: nil, humidity: nil) }
+    static func purpleAirHour(_ h: Int64, _ a: HourAggregate, cadence: Int64, correction: PurpleAirCorrection) -> HourlyValues {
         // The EPA completeness rule (PurpleAirChannels.mean): at least 90 % of the expected readings valid.
         let expected = Int(max(1, 3600 / cadence))
         let rawHumidity = a.humidityHousing.mean
@@ -101,9 +107,9 @@ public struct SensorAirQuality: Sendable {
                             humidity: rawHumidity.map { min(100, $0 + 4) })
     }
 
-    static func monitorHour(_ h: Int64, _ a: HourAggregate?) -> HourlyValues {
+    static func monitorHour(_ h: Int64, _ a: HourAggregate) -> HourlyValues {
         // Hourly values only: a daily mean (`pm25_24h`) is not an hour's concentration.
-        HourlyValues(hour: h, pm25: a?.pm25.mean, temperatureC: a?.temperature.mean, humidity: a?.humidity.mean)
+        HourlyValues(hour: h, pm25: a.pm25.mean, temperatureC: a.temperature.mean, humidity: a.humidity.mean)
     }
 
     /// The NowCast AQI for the hour at `index` of `hours` (the 12 hours ending there), nil when the NowCast

@@ -189,6 +189,8 @@ extension EventLog {
                 if cutoff > (try projectionCutoff()) {
                     try setMeta("horizon_cutoff", cutoff)
                     try db.execute("DELETE FROM proj_readings WHERE hour < \(cutoff / 3600)")
+                    // A sensor's row of newest hours that reaches below it goes too (RecentHours: read from the table).
+                    try db.execute("DELETE FROM proj_recent WHERE hour - \(EventLog.recentHours) < \(cutoff / 3600)")
                     // Caches and a rebuild running elsewhere (which read with the old cutoff) start over.
                     try setMeta("drop_generation", try dropGeneration() + 1)
                 }

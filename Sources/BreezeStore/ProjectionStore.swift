@@ -15,8 +15,8 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 8
-    static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts"]
+    public static let projectionVersion: Int64 = 9
+    static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts", "proj_recent"]
     static let projectionChunk = 20_000
     /// Events per transaction of a rebuild: larger, since its shadow tables have no reader to wait for it and
     /// fewer chunks mean fewer hours written twice (an hour whose readings straddle two chunks is read back,
@@ -262,6 +262,13 @@ extension EventLog {
             try writeBucket.bind(5, bytes)
             try writeBucket.run()
         }
+        // Each sensor whose hours changed gets its row of newest hours again (`RecentHours`); the keys are
+        // sorted, so a sensor's buckets are next to each other.
+        var sensors: [(source: String, sensor: String)] = []
+        for key in pending.keys.sorted() where sensors.last.map({ $0.source != key.source || $0.sensor != key.sensor }) ?? true {
+            sensors.append((key.source, key.sensor))
+        }
+        try refreshRecentHours(sensors, suffix: suffix)
         return (count, last)
     }
 
@@ -329,24 +336,30 @@ extension EventLog {
     public func projectedHourly(source: String, sensor: String, from: Int64, to: Int64) throws(StoreError) -> [HourAggregate] {
         guard from < to else { return [] }
         do {
-            let q = try db.cached("SELECT hour, agg FROM proj_readings WHERE source = ? AND sensor = ? AND hour >= ? AND hour <= ? ORDER BY hour")
-            defer { q.reset() }
-            try q.bind(1, source)
-            try q.bind(2, sensor)
             let firstHour = ReadingBucket.hour(from), lastHour = ReadingBucket.hour(to - 1)
-            try q.bind(3, firstHour)
-            try q.bind(4, lastHour)
             var out: [HourAggregate] = []
-            while try q.step() {
-                let h = q.int(0)
-                let a = try HourAggregate(hour: h * 3600, decoding: q.blob(1))
-                if a.firstTime < from || a.lastTime >= to {
-                    // Cut by the range: sum up only the readings inside it.
-                    let rows = try projectedReadings(source: source, sensor: sensor, from: max(from, h * 3600), to: min(to, h * 3600 + 3600))
-                    if !rows.isEmpty { out.append(HourAggregate(hour: h * 3600, readings: rows)) }
-                } else {
-                    out.append(a)
+            out.reserveCapacity(Int(min(lastHour - firstHour + 1, EventLog.recentHours)))
+            // The sensor's newest hours, in one row, when they cover the range (a screen of now: every map pin);
+            // else the hour table. Decoded straight into `out`.
+            if try !recentHourly(source: source, sensor: sensor, firstHour: firstHour, lastHour: lastHour, into: &out) {
+                let q = try db.cached("SELECT hour, agg FROM proj_readings WHERE source = ? AND sensor = ? AND hour >= ? AND hour <= ? ORDER BY hour")
+                defer { q.reset() }
+                try q.bind(1, source)
+                try q.bind(2, sensor)
+                try q.bind(3, firstHour)
+                try q.bind(4, lastHour)
+                while try q.step() { out.append(try HourAggregate(hour: q.int(0) * 3600, stored: q.blobBytes(1))) }
+            }
+            // An hour the range cuts (only the first and the last can be) is summed up from its readings inside it.
+            var i = 0
+            while i < out.count {
+                if out[i].firstTime < from || out[i].lastTime >= to {
+                    let h = out[i].hour
+                    let rows = try projectedReadings(source: source, sensor: sensor, from: max(from, h), to: min(to, h + 3600))
+                    if rows.isEmpty { out.remove(at: i); continue }
+                    out[i] = HourAggregate(hour: h, readings: rows)
                 }
+                i += 1
             }
             return out
         } catch let e as StoreError { throw e } catch let e as DecodingError {

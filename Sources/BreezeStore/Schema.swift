@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 9
+    static let current: Int64 = 10
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -103,7 +103,18 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS conflict_origins(stream TEXT NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
             kept INTEGER NOT NULL, counted INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch)) WITHOUT ROWID;
         """,
+        // 9 -> 10: each sensor's newest hours in one row (RecentHours, issue 30), so it exists for every reader;
+        // projection version 9 fills it (until then a sensor without a row is read from proj_readings).
+        recentDDL(suffix: ""),
     ]
+
+    /// Each sensor's newest hours in one row (`RecentHours`), derived from `proj_readings`.
+    static func recentDDL(suffix: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS proj_recent\(suffix)(source TEXT NOT NULL, sensor TEXT NOT NULL, hour INTEGER NOT NULL,
+            hours BLOB NOT NULL, PRIMARY KEY(source, sensor)) WITHOUT ROWID;
+        """
+    }
 
     /// The projection tables; a `suffix` `_next_<random>` gives the shadow tables of one rebuild.
     static func projectionDDL(suffix: String) -> String {
@@ -120,6 +131,7 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS proj_facts\(suffix)(kind TEXT NOT NULL, key TEXT NOT NULL, data BLOB NOT NULL,
             hlc INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL, counter INTEGER NOT NULL,
             PRIMARY KEY(kind, key)) WITHOUT ROWID;
+        \(recentDDL(suffix: suffix))
 
         """
     }

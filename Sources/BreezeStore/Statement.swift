@@ -90,6 +90,13 @@ final class Statement {
         // By its length, as `bind` stores it: a text holding a NUL comes back whole.
         return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, col))), as: UTF8.self)
     }
+    /// The column's bytes where SQLite holds them: valid until the statement steps, resets or is finalised,
+    /// so read them at once (what `HourAggregate(hour:stored:)` does) and never keep the buffer.
+    func blobBytes(_ col: Int32) -> UnsafeRawBufferPointer {
+        let n = Int(sqlite3_column_bytes(stmt, col))
+        guard n > 0, let p = sqlite3_column_blob(stmt, col) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: p, count: n)
+    }
     func blob(_ col: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(stmt, col))
         guard n > 0, let p = sqlite3_column_blob(stmt, col) else { return [] }

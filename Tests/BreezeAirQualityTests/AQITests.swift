@@ -80,6 +80,12 @@ struct AQITests {
         let hex = ["#00E400", "#FFFF00", "#FF7E00", "#FF0000", "#8F3F97", "#7E0023"]
         let names = ["good", "moderate", "usg", "unhealthy", "very-unhealthy", "hazardous"]
         #expect(AQILevel.allCases.map(\.colourHex) == hex)
+        // The hex strings are written out; they must say what `rgb` says.
+        for level in AQILevel.allCases {
+            let (r, g, b) = level.rgb
+            let fromRGB = "#" + [r, g, b].map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
+            #expect(level.colourHex == fromRGB, "\(level)")
+        }
         #expect(AQILevel.allCases.map(\.name) == names)
         #expect(AQILevel.allCases.map(\.rawValue) == [1, 2, 3, 4, 5, 6])
         #expect(AQILevel.usg.title == "Unhealthy for Sensitive Groups")

@@ -228,6 +228,63 @@ struct FeedTests {
         #expect(server.requests.allSatisfy { $0.contains("key-from-file-42") })
     }
 
+    /// `breeze node --feeds`: a node polls a feed into its database while it runs; its `--metrics` count the
+    /// feed's polls by outcome (a 500 among them), the rows stored and already held, and when it last imported;
+    /// SIGTERM stops the feed with the node. `breeze feed --metrics` serves the same counters alone.
+    @Test(.timeLimit(.minutes(5)))
+    func aNodeRunsTheFeedsAndCountsThemInItsMetrics() throws {
+        let dir = TempDir()
+        let db = dir.file("s.db")
+        #expect(runBreeze(["--db", db, "init"]).code == 0)
+        for (name, args) in [("node", ["node", "--listen", "127.0.0.1:0", "--feeds", dir.file("feeds.json")]
+                                        + CLIAuthority(breeze: breeze, keyFile: dir.file("cluster.key")).nodeArguments(db: db)),
+                             ("feed", ["feed", "--config", dir.file("feeds.json")])] {
+            // The API answers, fails once with a 500, then answers again (and again).
+            let server = try ScriptedHTTPServer([.init(status: 200, body: Self.sensors), .init(status: 500, body: Array("oops".utf8)),
+                                                 .init(status: 200, body: Self.sensors)])
+            defer { server.stop() }
+            let config = #"{"feeds": [{"name": "purpleair", "format": "purpleair-json", "interval": 0.05, "minSpacing": 0, "url": "http://127.0.0.1:"#
+                + String(server.port) + #"/v1/sensors?modified_since={since}"}]}"#
+            try Data(config.utf8).write(to: URL(fileURLWithPath: dir.file("feeds.json")))
+            let child = Child(breeze, ["--db", db] + args + ["--metrics", "127.0.0.1:0"], stderrPath: dir.file("\(name).log"))
+            var port = 0
+            while let l = child.readLine() {
+                if l.hasPrefix("metrics on http://"), let colon = l.dropFirst(18).firstIndex(of: ":") {
+                    port = Int(l[l.index(after: colon)...].prefix { $0.isNumber }) ?? 0
+                    if name == "feed" { break }
+                }
+                if l.hasPrefix("feeds polling: purpleair") { break }
+            }
+            #expect(port > 0, "\(name): \(String(decoding: readFileBytes(dir.file("\(name).log")), as: UTF8.self).suffix(500))")
+            var m: PrometheusExposition?
+            let counted = try waitUntil(seconds: 60) {
+                m = try PrometheusExposition(httpGet(port: port, "/metrics").body)
+                return (m?.value("breeze_feed_polls_total", ["feed": "purpleair", "outcome": "imported"]) ?? 0) >= 2
+                    && (m?.value("breeze_feed_polls_total", ["feed": "purpleair", "outcome": "failed"]) ?? 0) >= 1
+            }
+            #expect(counted, "\(name): \(String(decoding: readFileBytes(dir.file("\(name).log")), as: UTF8.self).suffix(500))")
+            // The node's own families sit beside the feed's; `breeze feed` serves the feed's alone.
+            #expect((m?.types["breeze_node_peers_connected"] != nil) == (name == "node"))
+            #expect(m?.types["breeze_feed_polls_total"] == "counter")
+            // The first run stores the answer's 5 sensors; every later poll (and the second command) holds them.
+            #expect(m?.value("breeze_feed_rows_total", ["feed": "purpleair", "result": "stored"]) == (name == "node" ? 5 : 0))
+            #expect((m?.value("breeze_feed_rows_total", ["feed": "purpleair", "result": "held"]) ?? 0) >= 5)
+            #expect((m?.value("breeze_feed_last_success_time_seconds", ["feed": "purpleair"]) ?? 0) > 1_700_000_000)
+            #expect(m?.value("breeze_feed_up", ["feed": "purpleair"]) == 1)
+            child.signal(SIGTERM)
+            var rest: [String] = []
+            while let l = child.readLine() { rest.append(l) }
+            #expect(child.wait() == 0)
+            // What it did, when it stops (stdout); each poll's line on stderr.
+            #expect(rest.contains { $0.hasPrefix("feed purpleair: ") && $0.contains("polls") }, "\(name): \(rest)")
+            let log = String(decoding: readFileBytes(dir.file("\(name).log")), as: UTF8.self)
+            #expect(log.contains("feed purpleair: HTTP 500"), "\(name): \(log.suffix(500))")
+        }
+        let r = try Replica(path: db)
+        defer { r.close() }
+        #expect(try registrations(r) == 5)
+    }
+
     /// A key file others may read is refused; the CLI's configuration names a bad field.
     @Test func aKeyFileOthersMayReadIsRefused() throws {
         let dir = TempDir()

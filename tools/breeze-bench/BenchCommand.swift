@@ -16,11 +16,11 @@ enum BenchCommand {
                breeze-bench live [--edits E] [--dir DIR] [--json]
           E single edits (default 1000) through the library: x (this process) -> y -> z (processes); times to
           commit, to x's observer, to z's log and to z's observed read model
-               breeze-bench app [--edits E] [--import-rows N] [--sensors S] [--fixtures DIR] [--dir DIR] [--json]
+               breeze-bench app [--edits E] [--import-rows N] [--sensors S] [--fixtures DIR] [--dir DIR] [--only city] [--json]
           an app's first week on the real fixtures: every screen's first value on a fresh replica, a star to the
           sheet's observer with the heavy screens observed beside it (E edits, default 200), awaited reads during
           an N-row import (default 50000) against the same reads without one, the map of an S-sensor city (2000)
-          right after opening
+          right after opening (--only city: that alone)
                breeze-bench screens [--sensors N,M] [--hours H] [--repeats R] [--json]
           a synthetic city of N and M PurpleAir sensors (default 2000,20000), H hours of 10-minute rows (36):
           each screen's time (first call and median of R), bytes per row, one new reading to every observer
@@ -58,7 +58,7 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "import-rows", "fixtures", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds"],
+                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "import-rows", "fixtures", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds", "only"],
                               flags: ["no-compare"], usage: usage)
         let p = try a.expect(["append|sync|live|app|screens|import|projections|settings|events|fanout|hostile|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }

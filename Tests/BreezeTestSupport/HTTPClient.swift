@@ -3,12 +3,12 @@ import Foundation
 
 /// A TCP connection to 127.0.0.1 for the tests: plain HTTP requests to the inspector and the metrics, the
 /// DevTools WebSocket, and raw bytes to a node's sync port.
-final class TCPConnection {
-    let fd: Int32
+public final class TCPConnection {
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
     /// Connects to `host:port` (IPv4); nil when nothing listens there.
-    init?(host: String = "127.0.0.1", port: Int) {
+    public init?(host: String = "127.0.0.1", port: Int) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -22,7 +22,7 @@ final class TCPConnection {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var off = 0
         while off < bytes.count {
             let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -31,11 +31,11 @@ final class TCPConnection {
         }
     }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
     /// Reads more into the buffer; false at end of stream or after the receive timeout.
     @discardableResult
-    func fill() -> Bool {
+    public func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = recv(fd, &chunk, chunk.count, 0)
         if n <= 0 { return false }
@@ -44,14 +44,14 @@ final class TCPConnection {
     }
 
     /// Exactly `n` bytes, or nil if the stream ends first.
-    func read(_ n: Int) -> [UInt8]? {
+    public func read(_ n: Int) -> [UInt8]? {
         while buffer.count < n { if !fill() { return nil } }
         defer { buffer.removeFirst(n) }
         return Array(buffer[0..<n])
     }
 
     /// Bytes up to and including `delimiter`, or nil.
-    func read(until delimiter: [UInt8]) -> [UInt8]? {
+    public func read(until delimiter: [UInt8]) -> [UInt8]? {
         var from = 0
         while true {
             if buffer.count >= delimiter.count {
@@ -67,7 +67,7 @@ final class TCPConnection {
     }
 
     /// Everything until the peer closes.
-    func readToEnd() -> [UInt8] {
+    public func readToEnd() -> [UInt8] {
         while fill() {}
         defer { buffer = [] }
         return buffer
@@ -75,7 +75,7 @@ final class TCPConnection {
 }
 
 /// One HTTP/1.1 GET (`Connection: close`): the status and the body (a chunked body is decoded).
-func httpGet(port: Int, _ target: String) -> (status: Int, headers: String, body: String) {
+public func httpGet(port: Int, _ target: String) -> (status: Int, headers: String, body: String) {
     guard let c = TCPConnection(port: port) else { return (0, "", "") }
     c.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
     let raw = c.readToEnd()
@@ -98,4 +98,4 @@ func httpGet(port: Int, _ target: String) -> (status: Int, headers: String, body
 }
 
 /// Parses JSON text into Foundation values.
-func json(_ text: String) -> Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
+public func json(_ text: String) -> Any? { try? JSONSerialization.jsonObject(with: Data(text.utf8)) }
