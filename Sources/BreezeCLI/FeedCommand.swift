@@ -77,6 +77,11 @@ enum FeedCommand {
                 }
             }
             let name = try string("name", required: true)!
+            // A feed's name labels its lines and its metrics: two of one name would be one series.
+            guard !out.contains(where: { $0.0.name == name }) else { throw .failure("--config \(path): two feeds are named '\(name)'; names must differ") }
+            guard !name.isEmpty, !name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw .failure("--config \(path): feed \(i + 1): the name is empty or holds control characters")
+            }
             let url = try string("url", required: true)!
             let format = try string("format", required: true)!
             guard url.hasPrefix("https://") || url.hasPrefix("http://") else { throw .failure("--config \(path): feed \(name): url must be http(s)") }

@@ -16,4 +16,14 @@ extension EventLog {
     public func pageSize() throws(StoreError) -> Int {
         do { return Int(try db.scalarInt("PRAGMA page_size") ?? 0) } catch { throw StoreError.from(error, path: path) }
     }
+
+    /// The bytes the database's pages in use take, as this connection sees it (committed write-ahead log frames
+    /// included; free pages, which SQLite reuses, left out): what a server's storage grows by.
+    public func bytesInUse() throws(StoreError) -> Int {
+        do {
+            let size = try db.scalarInt("PRAGMA page_size") ?? 0
+            let pages = try db.scalarInt("PRAGMA page_count") ?? 0, free = try db.scalarInt("PRAGMA freelist_count") ?? 0
+            return Int((pages - free) * size)
+        } catch { throw StoreError.from(error, path: path) }
+    }
 }

@@ -40,7 +40,8 @@ extension HourAggregate {
         var r = StoredBytes(raw)
         let count = try r.count(limit: 3600)
         let first = try r.varint(), span = try r.varint()
-        guard first < 3600, first + span < 3600 else { throw DecodingError.malformed("hour aggregate times beyond the hour") }
+        // `span < 3600 - first`, not `first + span < 3600`: a damaged span near 2^64 must fail, not overflow.
+        guard first < 3600, span < 3600 - first else { throw DecodingError.malformed("hour aggregate times beyond the hour") }
         let n = try r.count(limit: 3600)
         var steps = StepCounts()
         for _ in 0..<n {

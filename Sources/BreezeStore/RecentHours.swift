@@ -13,39 +13,58 @@ import BreezeAirQuality
 /// row (not written since, or a window beyond the row's) is read from `proj_readings`: the row only saves
 /// time, never changes an answer (`RecentHoursTests` compares both on every window).
 extension EventLog {
-    /// Hours a row covers: what the screens of a city ask of every sensor in view (the map's, nearby's, the
-    /// sheet's and the widgets' 4 hours, the 11 NowCast needs before them, the hour in progress). The detail's
-    /// 24 hours, one sensor's, read `proj_readings`. Longer would cost storage for nothing on a map: about 23
-    /// bytes an hour a sensor.
-    static let recentHours: Int64 = 16
+    /// Hours a row covers: what the screens of a city ask of every sensor in view. Their pipeline
+    /// (`SensorAirQuality`, 4 hours for the map, nearby, the sheet and the widgets) reads the hour of `now`, in
+    /// progress, back to 15 hours before the last complete one (4 shown, 11 more for NowCast): 17 hour buckets,
+    /// the newest being the hour in progress for a sensor reporting now. The detail's 24 hours, one sensor's,
+    /// read `proj_readings`. Longer would cost storage for nothing on a map: about 23 bytes an hour a sensor.
+    static let recentHours: Int64 = 17
 
     /// Rewrites the `proj_recent` rows of `sensors` (sorted, each once) from their newest `proj_readings` rows.
     func refreshRecentHours(_ sensors: [(source: String, sensor: String)], suffix: String) throws {
-        let read = try db.cached("SELECT hour, agg FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? ORDER BY hour DESC LIMIT \(EventLog.recentHours)")
         let write = try db.cached("INSERT OR REPLACE INTO proj_recent\(suffix)(source, sensor, hour, hours) VALUES (?, ?, ?, ?)")
-        var rows: [(hour: Int64, agg: [UInt8])] = []
-        var w = ByteWriter(capacity: 1024)
         for s in sensors {
-            rows.removeAll(keepingCapacity: true)
-            read.reset()
-            try read.bind(1, s.source)
-            try read.bind(2, s.sensor)
-            while try read.step() { rows.append((read.int(0), read.blob(1))) }
-            guard let newest = rows.first?.hour else { continue }       // written by this page: never empty
-            w.removeAll()
-            let kept = rows.filter { $0.hour > newest - EventLog.recentHours }
-            w.varint(UInt64(kept.count))
-            for r in kept.reversed() {
-                w.varint(UInt64(newest - r.hour))
-                w.blob(r.agg)
-            }
+            guard let (newest, bytes) = try recentRow(source: s.source, sensor: s.sensor, suffix: suffix) else { continue }   // written by this page: never empty
             write.reset()
             try write.bind(1, s.source)
             try write.bind(2, s.sensor)
             try write.bind(3, newest)
-            try write.bind(4, w.bytes)
+            try write.bind(4, bytes)
             try write.run()
         }
+    }
+
+    /// What the sensor's `proj_recent` row must hold, from its newest `proj_readings` rows: its newest hour and
+    /// the encoded hours; nil when it has none.
+    func recentRow(source: String, sensor: String, suffix: String) throws -> (hour: Int64, bytes: [UInt8])? {
+        let read = try db.cached("SELECT hour, agg FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? ORDER BY hour DESC LIMIT \(EventLog.recentHours)")
+        defer { read.reset() }
+        try read.bind(1, source)
+        try read.bind(2, sensor)
+        var rows: [(hour: Int64, agg: [UInt8])] = []
+        while try read.step() { rows.append((read.int(0), read.blob(1))) }
+        guard let newest = rows.first?.hour else { return nil }
+        let kept = rows.filter { $0.hour > newest - EventLog.recentHours }
+        var w = ByteWriter(capacity: 32 * kept.count + 4)
+        w.varint(UInt64(kept.count))
+        for r in kept.reversed() {
+            w.varint(UInt64(newest - r.hour))
+            w.blob(r.agg)
+        }
+        return (newest, w.bytes)
+    }
+
+    /// The sensors (up to `limit`) whose `proj_recent` row is not what their `proj_readings` rows make
+    /// (`breeze verify`): a row that would answer differently from the table.
+    func staleRecentRows(limit: Int = 20) throws -> [String] {
+        let q = try db.prepare("SELECT source, sensor, hour, hours FROM proj_recent ORDER BY source, sensor")
+        var out: [String] = []
+        while try q.step(), out.count < limit {
+            let source = q.text(0), sensor = q.text(1)
+            let expected = try recentRow(source: source, sensor: sensor, suffix: "")
+            if expected?.hour != q.int(2) || expected?.bytes != q.blob(3) { out.append("\(source):\(sensor)") }
+        }
+        return out
     }
 
     /// Appends to `out` the sensor's hours `firstHour...lastHour` (hour indexes) from its `proj_recent` row, by
@@ -61,9 +80,12 @@ extension EventLog {
         guard firstHour > newest - EventLog.recentHours else { return false }
         var r = StoredBytes(q.blobBytes(1))
         let n = try r.count(limit: Int(EventLog.recentHours))
+        var previous = UInt64(EventLog.recentHours)
         for _ in 0..<n {
+            // Oldest first: each hour fewer hours back than the one before it (a damaged row fails, never reorders).
             let back = try r.varint()
-            guard back < UInt64(EventLog.recentHours) else { throw DecodingError.malformed("recent hour \(back) hours back") }
+            guard back < previous else { throw DecodingError.malformed("recent hour \(back) hours back after \(previous)") }
+            previous = back
             let bytes = try r.bytes(try r.count(limit: 4096))
             let h = newest - Int64(back)
             if h >= firstHour && h <= lastHour { out.append(try HourAggregate(hour: h * 3600, stored: bytes)) }

@@ -81,6 +81,22 @@ struct BenchTests {
         #expect(bad.0 != 0 && bad.2.contains("no fixtures at /nonexistent"), "\(bad.2)")
     }
 
+    /// `year` (issue 28's storage goals) at tiny sizes: a live feed beside a bulk import of the same rows, the
+    /// bytes per reading of each, and the growth after the raw window; bad sizes are refused.
+    @Test func benchYearMeasuresLiveAgainstBulkStorage() {
+        let (code, out, err) = Self.bench(["year", "--sensors", "4", "--days", "3", "--raw-days", "1", "--step", "600", "--json"])
+        #expect(code == 0, "\(err)")
+        let d = Self.json(out)
+        #expect(Self.number(d, "readings") == 4 * 3 * 144, "\(out)")
+        #expect(Self.number(d, "liveBytesPerReading") > 0 && Self.number(d, "bulkBytesPerReading") > 0, "\(out)")
+        #expect(Self.number(d, "liveOverBulk") > 1, "a live feed stores more a reading than a bulk import today: \(out)")
+        #expect(Self.number(d, "cityYearGrowthGB") > 0, "\(out)")
+        let bad = Self.bench(["year", "--days", "5", "--raw-days", "30"])
+        #expect(bad.0 != 0 && bad.2.contains("must exceed --raw-days"), "\(bad.2)")
+        let step = Self.bench(["year", "--step", "7"])
+        #expect(step.0 != 0 && step.2.contains("--step 7"), "\(step.2)")
+    }
+
     @Test func benchLiveMeasuresEditsAcrossThreeReplicas() {
         let (code, out, err) = Self.bench(["live", "--edits", "20", "--json"])
         #expect(code == 0, "\(err)")

@@ -96,6 +96,69 @@ struct RecentHoursTests {
         log.close()
     }
 
+    /// The window a city's screens read of every sensor in view (`SensorAirQuality` with 4 hours: the hour of
+    /// `now` back to 15 hours before the last complete one) is answered by the row when the sensor reports in the
+    /// hour in progress, the usual case: one bucket fewer and every map pin would read `proj_readings` again.
+    @Test func theRowAnswersAMapPinsWindowWhileTheSensorReports() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        try Self.feed(log, seed: 5)
+        let now = Self.end - 1                              // sensor "a" reported a minute before, in this hour
+        let hourOfNow = ReadingBucket.hour(now), lastComplete = hourOfNow - 1
+        let first = lastComplete - (4 + 11)                 // SensorAirQuality(hours: 4): 4 shown, 11 for NowCast
+        var out: [HourAggregate] = []
+        #expect(try log.recentHourly(source: "purpleair", sensor: "a", firstHour: first, lastHour: hourOfNow, into: &out))
+        #expect(out.count == Int(hourOfNow - first + 1), "every hour of the window, the one in progress included")
+        #expect(out.last?.hour == hourOfNow * 3600)
+        log.close()
+    }
+
+    /// A damaged row fails as damage (the projection is rebuilt), never answers with hours out of order or traps:
+    /// hours not in order, and an aggregate whose span would overflow.
+    @Test func aDamagedRowIsDamageNotAnAnswer() throws {
+        let dir = TempDir()
+        let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        try Self.feed(log, seed: 6)
+        var w = ByteWriter()
+        let agg = try #require(log.projectedHourly(source: "purpleair", sensor: "a", from: Self.end - 3600, to: Self.end).first).encoded
+        w.varint(2)
+        w.varint(3); w.blob(agg)
+        w.varint(3); w.blob(agg)                            // the same hour twice: not strictly newer
+        let q = try log.db.prepare("UPDATE proj_recent SET hours = ? WHERE sensor = 'a'")
+        try q.bind(1, w.bytes)
+        try q.run()
+        expectStoreError(.corrupt) { _ = try log.projectedHourly(source: "purpleair", sensor: "a", from: Self.end - 4 * 3600, to: Self.end) }
+        // An aggregate's first time and span, each below an hour, whose sum overflows 64 bits.
+        var bad = ByteWriter()
+        bad.varint(1); bad.varint(5); bad.varint(UInt64.max - 2)
+        #expect(throws: DecodingError.self) { _ = try HourAggregate(hour: 0, decoding: bad.bytes) }
+        log.close()
+    }
+
+    /// `breeze verify` checks each row against the hours it sums up: clean after a live feed, a problem naming
+    /// the sensor when a row says something else (here: one hour left out).
+    @Test func verifyFindsARowThatDiffersFromItsHours() throws {
+        let dir = TempDir()
+        let path = dir.file("a.db")
+        let log = try EventLog.create(at: path, options: testOptions())
+        try Self.feed(log, seed: 8)
+        log.close()
+        #expect(try EventLog.verify(at: path).isClean)
+        let again = try EventLog.open(at: path, options: testOptions())
+        let (newest, _) = try #require(try again.recentRow(source: "purpleair", sensor: "b", suffix: ""))
+        var w = ByteWriter()
+        let agg = try #require(again.projectedHourly(source: "purpleair", sensor: "b", from: newest * 3600, to: newest * 3600 + 3600).first).encoded
+        w.varint(1); w.varint(0); w.blob(agg)               // the newest hour alone: the 16 before it left out
+        let q = try again.db.prepare("UPDATE proj_recent SET hours = ? WHERE sensor = 'b'")
+        try q.bind(1, w.bytes)
+        try q.run()
+        again.close()
+        let report = try EventLog.verify(at: path)
+        #expect(!report.isClean)
+        #expect(report.problems.contains { $0.message.contains("purpleair:b") && $0.message.contains("proj_recent") }, "\(report.problems)")
+        #expect(!report.problems.contains { $0.message.contains("purpleair:a") })
+    }
+
     @Test func theRowsFollowALiveFeedAsARebuildWritesThem() throws {
         let dir = TempDir()
         let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())

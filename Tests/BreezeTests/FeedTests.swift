@@ -297,6 +297,11 @@ struct FeedTests {
         try Data(#"{"feeds": [{"name": "x", "url": "ftp://example", "format": "purpleair-json"}]}"#.utf8).write(to: URL(fileURLWithPath: dir.file("c.json")))
         let bad = runProgramWithErrors(breeze, ["--db", dir.file("a.db"), "feed", "--config", dir.file("c.json")])
         #expect(bad.code != 0 && bad.err.contains("url must be http"), "\(bad.err)")
+        // Two feeds of one name would be one series in the metrics.
+        let twice = #"{"name": "pa", "url": "http://127.0.0.1:9/x", "format": "purpleair-json"}"#
+        try Data((#"{"feeds": ["# + twice + ", " + twice + "]}").utf8).write(to: URL(fileURLWithPath: dir.file("c.json")))
+        let dup = runProgramWithErrors(breeze, ["--db", dir.file("a.db"), "feed", "--config", dir.file("c.json")])
+        #expect(dup.code != 0 && dup.err.contains("two feeds are named 'pa'"), "\(dup.err)")
     }
 }
 

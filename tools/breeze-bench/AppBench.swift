@@ -260,8 +260,9 @@ enum AppBench {
                                                                    kind: "purpleair", latitude: lat, longitude: lon, timeZone: "America/Los_Angeles")))
         })
         var batch: [(StreamID, EventBody)] = []
+        // Up to the slot of `end` itself, so the hour in progress at `now` has readings: a city reporting now.
         var t = end - 36 * 3600
-        while t < end {
+        while t <= end {
             for i in 0..<n {
                 let v = 3 + Double((i * 7919) % 40)
                 batch.append((.public, .reading(Reading(source: "purpleair", sensor: String(200_000 + i), time: t + Int64(i % 600), values: [

@@ -45,6 +45,10 @@ enum BenchCommand {
           one enrolled device attacks a `breeze node` for S seconds each way (default 8: re-sent ids, made-up
           origins, 40 sessions and reconnect loops, alternating 50,000-stream subscriptions): honest phones' handshake
           times (p50, p99, max; goal p99 < 100 ms), the node's CPU and memory, against a quiet baseline in the same run
+               breeze-bench year [--sensors N] [--days D] [--step S] [--raw-days R] [--dir DIR] [--json]
+          a server fed a city of N sensors (default 100) live for D simulated days (60), a batch of every sensor's
+          reading each S seconds (120), beside the same rows imported a day at a time: bytes per reading (live / bulk,
+          goal <= 1.3) and a 2,000-sensor city's growth in a year after its first R days (30; goal <= 5 GB)
                breeze-bench all [--runs R] [--write FILE] [--no-compare] [--scripts DIR] [--python P] [--node P]
                                 [--append-count N] [--sync-count N] [--edits E] [--projection-count N]
                                 [--import-count N] [--settings-count N] [--writers W] [--events-count N]
@@ -58,13 +62,14 @@ enum BenchCommand {
                                              "write", "scripts", "python", "node", "append-count", "sync-count",
                                              "projection-count", "import-count", "settings-count", "events-count", "sensors", "hours", "repeats",
                                              "devices", "history-minutes", "radius", "feed-seconds", "idle-seconds", "rates", "restart",
-                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "import-rows", "fixtures", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds", "only"],
+                                             "connect-limit", "dark-sensors", "unwanted-rate", "unwanted-pairs", "import-rows", "fixtures", "servers", "fanout-devices", "fanout-seconds", "seconds", "hostile-seconds", "only", "days", "step", "raw-days"],
                               flags: ["no-compare"], usage: usage)
-        let p = try a.expect(["append|sync|live|app|screens|import|projections|settings|events|fanout|hostile|all"])
+        let p = try a.expect(["append|sync|live|app|screens|import|projections|settings|events|fanout|hostile|year|all"])
         if p[0] == "fanout" { return try FanoutBench.run(a, ctx) }
         if p[0] == "hostile" { return try HostileBench.run(a, ctx) }
         if p[0] == "live" { return try LiveBench.run(a, ctx) }
         if p[0] == "app" { return try AppBench.run(a, ctx) }
+        if p[0] == "year" { return try YearBench.run(a, ctx) }
         if p[0] == "screens" { return try ScreensBench.run(a, ctx) }
         if p[0] == "all" { return try BenchAll.run(a, ctx) }
         if p[0] == "settings" { return try SettingsBench.run(a, ctx) }

@@ -80,16 +80,7 @@ enum ScreensBench {
             var t = start
             while t < end {
                 for i in 0..<n {
-                    let base = 3 + Double((i * 7919) % 40) * (1 + 0.3 * sin(Double(t - start) / 20_000))
-                    let pa = (base + g.random() * 2).rounded(toPlaces: 2), pb = (base + g.random() * 2).rounded(toPlaces: 2)
-                    let tempF = (55 + g.random() * 20).rounded(toPlaces: 0), hum = (40 + g.random() * 30).rounded(toPlaces: 0)
-                    let values = [
-                        Measurement("pm25_alt_a", (pa * 0.6).rounded(toPlaces: 1)), Measurement("pm25_alt_b", (pb * 0.6).rounded(toPlaces: 1)),
-                        Measurement("pm25_atm_a", pa), Measurement("pm25_atm_b", pb),
-                        Measurement("pm25_cf1_a", pa), Measurement("pm25_cf1_b", pb),
-                        Measurement("temperature_housing", (tempF - 32) * 5 / 9), Measurement("humidity_housing", hum),
-                        Measurement("pressure", (1000 + g.random() * 30).rounded(toPlaces: 2)),
-                    ]
+                    let values = cityValues(sensor: i, at: t - start, &g)
                     let sensor = String(200_000 + i), time = t + Int64(i % 600)
                     batch.append((.public, .reading(Reading(source: "purpleair", sensor: sensor, time: time, values: values))))
                     rawBatch.append(("purpleair", sensor, time, values.map(\.value)))
@@ -218,6 +209,21 @@ enum ScreensBench {
     /// Follows a screen's observation, recording a counter per yield.
     static func follow<S: Screen>(_ screen: S.Type, _ replica: Replica, _ p: ScreenParameters, _ rec: Recorder<Int>) -> Task<Void, Never> {
         rec.follow(replica.observe(screen, p)) { _ in 0 }
+    }
+
+    /// A PurpleAir reading's 9 values for sensor `i` of a generated city, `elapsed` seconds into it: a level of
+    /// its own that drifts slowly, channels and weather with noise (the `screens` and `year` cities).
+    static func cityValues(sensor i: Int, at elapsed: Int64, _ g: inout ReadingGenerator) -> [Measurement] {
+        let base = 3 + Double((i * 7919) % 40) * (1 + 0.3 * sin(Double(elapsed) / 20_000))
+        let pa = (base + g.random() * 2).rounded(toPlaces: 2), pb = (base + g.random() * 2).rounded(toPlaces: 2)
+        let tempF = (55 + g.random() * 20).rounded(toPlaces: 0), hum = (40 + g.random() * 30).rounded(toPlaces: 0)
+        return [
+            Measurement("pm25_alt_a", (pa * 0.6).rounded(toPlaces: 1)), Measurement("pm25_alt_b", (pb * 0.6).rounded(toPlaces: 1)),
+            Measurement("pm25_atm_a", pa), Measurement("pm25_atm_b", pb),
+            Measurement("pm25_cf1_a", pa), Measurement("pm25_cf1_b", pb),
+            Measurement("temperature_housing", (tempF - 32) * 5 / 9), Measurement("humidity_housing", hum),
+            Measurement("pressure", (1000 + g.random() * 30).rounded(toPlaces: 2)),
+        ]
     }
 
     static func fileSize(_ path: String) -> Int {

@@ -3,7 +3,7 @@
 import BreezeCLI
 @preconcurrency import Glibc
 
-let benchmarks = ["append", "sync", "live", "app", "screens", "import", "projections", "settings", "events", "fanout", "hostile", "all"]
+let benchmarks = ["append", "sync", "live", "app", "screens", "import", "projections", "settings", "events", "fanout", "hostile", "year", "all"]
 let commands = benchmarks.map { name in
     BreezeCLI.Command(name: name, help: BenchCommand.usage) { a, c throws(CLIError) in try BenchCommand.run([name] + a, c) }
 }
