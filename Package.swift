@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "BreezeInspect", dependencies: ["BreezeCore", "BreezeCrypto", "CMicroHTTPD"]),
         // Provider feeds (`breeze feed`): HTTP and TLS by libcurl (the only importer of CCurl), the polling policy
         // (intervals, backoff with jitter, Retry-After, refused keys), each response stored through the importers.
-        .target(name: "BreezeFeeds", dependencies: ["Breeze", "BreezeCore", "BreezeImport", "CCurl"]),
+        .target(name: "BreezeFeeds", dependencies: ["Breeze", "BreezeCore", "BreezeStore", "BreezeImport", "CCurl"]),
         .target(name: "Breeze", dependencies: ["BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",
                                                "BreezeProjections", "BreezeAirQuality"]),
         .target(name: "BreezeCLI", dependencies: ["Breeze", "BreezeFeeds", "BreezeCore", "BreezeStore", "BreezeSync", "BreezeNet", "BreezeCrypto", "BreezeImport",

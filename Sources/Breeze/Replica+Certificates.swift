@@ -81,9 +81,7 @@ extension Replica {
     public func requestCertificateRenewal() throws(BreezeError) -> Bool {
         let asked: Bool = try withLog { log in
             guard let text = try log.certificateText(), let cert = try? CertificateChain.parse(text: text).first else { return false }
-            // Noted first: an observer woken by the event then sees the request in the status.
-            try log.setRenewalRequested(notAfter: cert.notAfter, atMillis: nowMillis)
-            _ = try log.append(.renewalRequest(RenewalRequest(key: cert.key, replica: id, notAfterMillis: cert.notAfter)), to: .user(options.user))
+            try log.requestRenewal(RenewalRequest(key: cert.key, replica: id, notAfterMillis: cert.notAfter), user: options.user, atMillis: nowMillis)
             return true
         }
         if asked { committed() }

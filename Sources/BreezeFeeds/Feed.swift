@@ -1,4 +1,5 @@
 public import Breeze
+import BreezeStore
 @preconcurrency import Glibc
 
 /// One provider feed a server polls (`breeze feed --config FILE`): where to ask, how the answer is imported,
@@ -32,22 +33,12 @@ public struct Feed: Sendable {
         self.options = options
     }
 
-    /// Reads a key file: its first line that is not a comment, trimmed. Refused when the file is readable by
-    /// others (a key is a secret: `chmod 600`), empty, or unreadable.
+    /// Reads a key file: its first line that is not a comment, trimmed. Refused as a private key is
+    /// (`KeyFile.readSecretFile`): readable or writable by group or others (`chmod 600`), owned by another user,
+    /// not a regular file, larger than 64 KiB; and when it holds no key or cannot be read.
     public static func readKey(file path: String) throws(FeedError) -> String {
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw FeedError("\(path): cannot read the key (\(String(cString: strerror(errno))))") }
-        guard st.st_mode & 0o077 == 0 else {
-            throw FeedError("\(path): the key file is readable by others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
-        }
-        guard let f = fopen(path, "r") else { throw FeedError("\(path): cannot read the key (\(String(cString: strerror(errno))))") }
-        defer { fclose(f) }
-        var bytes: [UInt8] = [], buf = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 65536 {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            bytes += buf[0..<n]
-        }
+        let bytes: [UInt8]
+        do { bytes = try KeyFile.readSecretFile(path, limit: 65536, what: "API key") } catch { throw FeedError(error.description) }
         let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n")
             .map { $0.trimmingCharacters(in: " \t\r") }.first { !$0.isEmpty && !$0.hasPrefix("#") }
         guard let line else { throw FeedError("\(path): no key in the file") }

@@ -64,10 +64,7 @@ extension Node {
         guard now + Node.renewalWindow(cert) >= cert.notAfter else { return }
         if let asked = try? log.renewalRequested(), asked.notAfter == cert.notAfter, now < asked.atMillis + Node.renewalRetryMillis { return }
         do {
-            // Noted before the event: an observer woken by the event sees the request in the status.
-            try log.setRenewalRequested(notAfter: cert.notAfter, atMillis: now)
-            _ = try log.append(.renewalRequest(RenewalRequest(key: cert.key, replica: credentials.replica, notAfterMillis: cert.notAfter)),
-                               to: .user(user))
+            try log.requestRenewal(RenewalRequest(key: cert.key, replica: credentials.replica, notAfterMillis: cert.notAfter), user: user, atMillis: now)
             config.log("certificate expires \(ISOTime.format(millis: Int64(clamping: cert.notAfter))): asked the authority for a new one (device.renew in user:\(user))")
             route()
         } catch {

@@ -105,6 +105,15 @@ extension EventLog {
         try setMetaText("renewal_requested", "\(notAfter) \(atMillis)")
     }
 
+    /// Asks the user's authority for a new certificate (`Protocol/sync.md` 4.11): notes the request first (an
+    /// observer woken by the event then sees it in `renewalRequested`), then appends the `device.renew` event to
+    /// the user's stream, which sync carries to the authority. What the library's `requestCertificateRenewal`
+    /// and a node's renewal window both do.
+    public func requestRenewal(_ request: RenewalRequest, user: String, atMillis: UInt64) throws(StoreError) {
+        try setRenewalRequested(notAfter: request.notAfterMillis, atMillis: atMillis)
+        _ = try append(.renewalRequest(request), to: .user(user))
+    }
+
     func metaText(_ key: String) throws(StoreError) -> String? {
         do {
             let q = try db.cached("SELECT value FROM meta WHERE key = ?")

@@ -63,14 +63,7 @@ public enum KeyFile {
     /// Reads a private key file. Refuses one that is not a regular file, that group or others may read or
     /// write, or that another user owns.
     public static func read(_ path: String) throws(KeyFileError) -> Contents {
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw KeyFileError("\(path): cannot read (\(String(cString: strerror(errno))))") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw KeyFileError("\(path): not a regular file") }
-        guard st.st_mode & 0o077 == 0 else {
-            throw KeyFileError("\(path): private key readable by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
-        }
-        guard st.st_uid == geteuid() else { throw KeyFileError("\(path): private key owned by uid \(st.st_uid), not by this user") }
-        let raw = try readSmallFile(path, limit: 4096, what: "a key file")
+        let raw = try readSecretFile(path, limit: 4096, what: "private key")
         var replica: ReplicaID?, seed: [UInt8]?
         for (n, line) in String(decoding: raw, as: UTF8.self).split(separator: "\n").enumerated() {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -111,6 +104,20 @@ public enum KeyFile {
             throw KeyFileError("\(path): the key of replica \(contents.replica?.description ?? "(none)"), but \(db) is replica \(replica); move the key away (a database needs its own key)")
         }
         return contents.key
+    }
+
+    /// The bytes of a file holding a secret (a private key, a provider's API key), as ssh reads one: refused
+    /// when it is not a regular file, when group or others may read or write it, or when another user owns it;
+    /// `what` names the secret in the errors.
+    public static func readSecretFile(_ path: String, limit: Int, what: String) throws(KeyFileError) -> [UInt8] {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw KeyFileError("\(path): cannot read (\(String(cString: strerror(errno))))") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw KeyFileError("\(path): not a regular file") }
+        guard st.st_mode & 0o077 == 0 else {
+            throw KeyFileError("\(path): \(what) readable by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); run chmod 600 \(path)")
+        }
+        guard st.st_uid == geteuid() else { throw KeyFileError("\(path): \(what) owned by uid \(st.st_uid), not by this user") }
+        return try readSmallFile(path, limit: limit, what: "a \(what) file")
     }
 
     /// The bytes of a file of at most `limit` bytes (key files, and the public files beside them: authority

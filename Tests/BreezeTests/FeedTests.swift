@@ -293,6 +293,9 @@ struct FeedTests {
         #expect(throws: FeedError.self) { try Feed.readKey(file: dir.file("k")) }
         chmod(dir.file("k"), 0o600)
         #expect(try Feed.readKey(file: dir.file("k")) == "secret")
+        // Read as a private key is: a directory (or a device, a FIFO) is not a key file, whatever its mode.
+        mkdir(dir.file("d"), 0o700)
+        #expect { try Feed.readKey(file: dir.file("d")) } throws: { ($0 as? FeedError)?.description.contains("not a regular file") == true }
         #expect(runBreeze(["--db", dir.file("a.db"), "init"]).code == 0)
         try Data(#"{"feeds": [{"name": "x", "url": "ftp://example", "format": "purpleair-json"}]}"#.utf8).write(to: URL(fileURLWithPath: dir.file("c.json")))
         let bad = runProgramWithErrors(breeze, ["--db", dir.file("a.db"), "feed", "--config", dir.file("c.json")])
