@@ -49,11 +49,16 @@ public final class FeedRunner: @unchecked Sendable {
         }
     }
 
-    /// One poll: the request (after the rate limit's spacing), then the import. Returns the outcome.
-    public func pollOnce() -> FeedPolicy.Outcome {
+    /// One poll: the request (after the rate limit's spacing), then the import. Returns the outcome; nil when
+    /// `shouldStop` said so first (while it waited for the spacing, or before the answer came: the request is
+    /// abandoned, nothing is counted or stored).
+    public func pollOnce(shouldStop: @escaping () -> Bool = { false }) -> FeedPolicy.Outcome? {
         if let last = lastRequest {
             let until = last + feed.minSpacingSeconds
-            while now() < until { usleep(UInt32(min(100_000, max(1000, (until - now()) * 1_000_000)))) }
+            while now() < until {
+                if shouldStop() { return nil }
+                usleep(UInt32(min(100_000, max(1000, (until - now()) * 1_000_000))))
+            }
         }
         lastRequest = now()
         status.update { $0.polls += 1 }
@@ -62,7 +67,13 @@ public final class FeedRunner: @unchecked Sendable {
         if let key, feed.keyHeader == nil { url = url.replacingAll("{key}", with: FeedRunner.percentEncoded(key)) }
         let headers = (key != nil && feed.keyHeader != nil) ? ["\(feed.keyHeader!): \(key!)"] : []
         let response: HTTPGet.Response
-        do { response = try HTTPGet.fetch(url, headers: headers, timeoutMillis: Int(feed.timeoutSeconds * 1000)) } catch {
+        do {
+            response = try HTTPGet.fetch(url, headers: headers, timeoutMillis: Int(feed.timeoutSeconds * 1000), shouldAbort: shouldStop)
+        } catch {
+            if error.isAborted {
+                log("feed \(feed.name): stopping: the request in flight was abandoned")
+                return nil
+            }
             status.update { $0.failed += 1 }
             log("feed \(feed.name): \(error.isTimeout ? "timed out" : "no answer"): \(error.description)")
             return .failed
@@ -103,13 +114,14 @@ public final class FeedRunner: @unchecked Sendable {
         }
     }
 
-    /// Polls until the key is refused, `shouldStop` says so (checked every 100 ms while waiting), or `polls`
-    /// polls were made. Returns why it stopped.
+    /// Polls until the key is refused, `shouldStop` says so (checked every 100 ms while waiting, and about once
+    /// a second while a request is in flight, which is then abandoned), or `polls` polls were made. Returns why
+    /// it stopped (nil: `shouldStop`).
     @discardableResult
-    public func run(polls: Int? = nil, shouldStop: () -> Bool = { false }) -> FeedPolicy.Outcome? {
+    public func run(polls: Int? = nil, shouldStop: @escaping () -> Bool = { false }) -> FeedPolicy.Outcome? {
         var made = 0
         while !shouldStop() {
-            let outcome = pollOnce()
+            guard let outcome = pollOnce(shouldStop: shouldStop) else { return nil }
             made += 1
             failures = outcome == .imported ? 0 : failures + 1
             let next = policy.next(after: outcome, failures: failures, interval: feed.intervalSeconds,

@@ -18,6 +18,8 @@ struct HTTPGet {
     struct Failure: Error, Sendable, CustomStringConvertible {
         var description: String
         var isTimeout: Bool
+        /// Stopped by `shouldAbort` (the feed is stopping), not by the network.
+        var isAborted = false
     }
 
     static let maxBytes = 64 << 20
@@ -25,12 +27,13 @@ struct HTTPGet {
     /// libcurl's process-wide initialisation, once, before the first handle.
     private static let initialised: CURLcode = curl_global_init(Int(CURL_GLOBAL_DEFAULT))
 
-    /// GETs `url` with `headers` (`Name: value`), giving up after `timeoutMillis`.
-    static func fetch(_ url: String, headers: [String], timeoutMillis: Int) throws(Failure) -> Response {
+    /// GETs `url` with `headers` (`Name: value`), giving up after `timeoutMillis`, or as soon as `shouldAbort`
+    /// says so (asked by libcurl about once a second, and more often while data flows).
+    static func fetch(_ url: String, headers: [String], timeoutMillis: Int, shouldAbort: @escaping () -> Bool = { false }) throws(Failure) -> Response {
         _ = initialised
         guard let c = curl_easy_init() else { throw Failure(description: "libcurl could not start a transfer", isTimeout: false) }
         defer { curl_easy_cleanup(c) }
-        let sink = Sink()
+        let sink = Sink(shouldAbort: shouldAbort)
         let box = Unmanaged.passUnretained(sink).toOpaque()
         var list: UnsafeMutablePointer<curl_slist>?
         for h in headers { list = curl_slist_append(list, h) }
@@ -55,6 +58,13 @@ struct HTTPGet {
                 sink.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: n))
                 return n
             }
+            _ = breeze_curl_set_pointer(c, CURLOPT_XFERINFODATA, box)
+            _ = breeze_curl_set_long(c, CURLOPT_NOPROGRESS, 0)
+            _ = breeze_curl_set_xferinfo(c) { box, _, _, _, _ in
+                let sink = Unmanaged<Sink>.fromOpaque(box!).takeUnretainedValue()
+                if sink.shouldAbort() { sink.aborted = true; return 1 }       // ends the transfer: CURLE_ABORTED_BY_CALLBACK
+                return 0
+            }
             _ = breeze_curl_set_pointer(c, CURLOPT_HEADERDATA, box)
             _ = breeze_curl_set_callback(c, CURLOPT_HEADERFUNCTION) { data, size, count, box in
                 let sink = Unmanaged<Sink>.fromOpaque(box!).takeUnretainedValue()
@@ -72,6 +82,9 @@ struct HTTPGet {
         guard rc == CURLE_OK else {
             let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let what = detail.isEmpty ? String(cString: curl_easy_strerror(rc)) : detail
+            if rc == CURLE_ABORTED_BY_CALLBACK, sink.aborted {
+                throw Failure(description: "\(HTTPGet.redacted(url)): stopped before the answer came", isTimeout: false, isAborted: true)
+            }
             if rc == CURLE_WRITE_ERROR, sink.oversize {
                 throw Failure(description: "\(HTTPGet.redacted(url)): the response is larger than \(HTTPGet.maxBytes >> 20) MiB", isTimeout: false)
             }
@@ -97,6 +110,9 @@ struct HTTPGet {
         var body: [UInt8] = []
         var headers: [String: String] = [:]
         var oversize = false
+        let shouldAbort: () -> Bool
+        var aborted = false
+        init(shouldAbort: @escaping () -> Bool) { self.shouldAbort = shouldAbort }
     }
 }
 

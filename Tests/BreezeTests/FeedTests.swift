@@ -64,6 +64,29 @@ struct FeedTests {
     }
 
     /// A 429 waits at least its Retry-After before the next request.
+    /// A feed told to stop while its request waits for a slow provider abandons the request (libcurl asks about
+    /// once a second): nothing is stored, nothing counted as failed, and it does not wait for the answer.
+    @Test(.timeLimit(.minutes(5)))
+    func aStopAbandonsTheRequestInFlight() throws {
+        let dir = TempDir()
+        let (r, server, runner) = try setUp(dir, [.init(status: 200, body: Self.sensors, delayMillis: 120_000)], timeout: 300)
+        defer { server.stop(); r.close() }
+        let stop = LinesSeen()
+        let started = SystemClock.monotonicSeconds()
+        let stopper = Thread {
+            usleep(500_000)
+            stop.add("stop")
+        }
+        stopper.start()
+        let outcome = runner.run { !stop.all.isEmpty }
+        let took = SystemClock.monotonicSeconds() - started
+        #expect(outcome == nil, "stopped, not an outcome of a poll")
+        #expect(took < 60, "returned \(took) s after it started: before the answer due after 120 s")
+        #expect(server.requests.count == 1)
+        #expect(runner.counters.polls == 1 && runner.counters.failed == 0 && runner.counters.imported == 0)
+        #expect(try registrations(r) == 0)
+    }
+
     @Test(.timeLimit(.minutes(5)))
     func a429WaitsForRetryAfter() throws {
         let dir = TempDir()
