@@ -51,7 +51,7 @@ public final class FeedRunner: @unchecked Sendable {
 
     /// One poll: the request (after the rate limit's spacing), then the import. Returns the outcome; nil when
     /// `shouldStop` said so first (while it waited for the spacing, or before the answer came: the request is
-    /// abandoned, nothing is counted or stored).
+    /// abandoned, nothing is stored, and it counts as a poll of no outcome).
     public func pollOnce(shouldStop: @escaping () -> Bool = { false }) -> FeedPolicy.Outcome? {
         if let last = lastRequest {
             let until = last + feed.minSpacingSeconds
