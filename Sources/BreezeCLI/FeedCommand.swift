@@ -176,19 +176,16 @@ final class FeedThreads: Sendable {
     }
 }
 
-/// A flag one thread raises and others read (the node's feeds stop when the node does).
+/// A flag one thread sets and others read: the node's feeds stop when the node does; the benchmarks and the
+/// tests use it the same way.
 ///
-/// `@unchecked Sendable`: `raised` is only touched with `mutex` held.
-final class StopFlag: @unchecked Sendable {
-    private var raised = false
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(mutex, nil) }
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-    func raise() { pthread_mutex_lock(mutex); raised = true; pthread_mutex_unlock(mutex) }
-    var isRaised: Bool { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return raised }
+/// `@unchecked Sendable`: `value` is only touched with `lock` held.
+public final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    public init() {}
+    public var isSet: Bool { lock.withLock { value } }
+    public func set() { lock.withLock { value = true } }
 }
 
 /// The console, shared by several feeds' threads, one line at a time.

@@ -78,11 +78,11 @@ enum NodeCommand {
             ctx.console.out("node running: db \(ctx.dbPath), peers \(peers.isEmpty ? "(none)" : peers.joined(separator: ", "))"
                             + (servers.isEmpty ? "" : ", servers \(servers.joined(separator: ", ")) (one at a time)"))
             // The feeds write through the same replica, so the node sends what they store at once.
-            let stop = StopFlag()
-            feeds?.start(polls: nil) { stop.isRaised }
+            let stop = Flag()
+            feeds?.start(polls: nil) { stop.isSet }
             if let feeds { ctx.console.out("feeds polling: \(feeds.runners.map(\.feed.name).joined(separator: ", "))") }
             replica.waitForSync()
-            stop.raise()
+            stop.set()
             feeds?.wait()
             feeds?.printSummaries(ctx)
         }

@@ -144,6 +144,9 @@ public final class EventLog {
             if version < Schema.current { try EventLog.migrate(db, from: version) }
             try EventLog.checkSchema(db, path: path, record: true)
             (replica, epoch) = try EventLog.identity(db, bootID: options.bootID(), durability: options.durability)
+            // Schema 10's `proj_recent` is derived from `proj_readings`: filled once here (a seek a sensor), not by
+            // rebuilding the whole projection, which on a server holding a year of readings would take hours.
+            if version < 10 { try fillRecentHours() }
         } catch {
             throw StoreError.from(error, path: path)
         }

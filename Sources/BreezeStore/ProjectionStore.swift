@@ -15,7 +15,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 9
+    public static let projectionVersion: Int64 = 8
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts", "proj_recent"]
     static let projectionChunk = 20_000
     /// Events per transaction of a rebuild: larger, since its shadow tables have no reader to wait for it and
@@ -379,7 +379,7 @@ extension EventLog {
             // aggregate tells without decoding the bucket, unless `at` falls between its first and last reading.
             while try q.step() {
                 let h = q.int(0)
-                let a = try HourAggregate(hour: h * 3600, decoding: q.blob(1))
+                let a = try HourAggregate(hour: h * 3600, stored: q.blobBytes(1))
                 if a.lastTime <= at { return a.lastTime }
                 if a.firstTime <= at {
                     return try projectedReadings(source: source, sensor: sensor, from: h * 3600, to: at + 1).last?.time

@@ -9,7 +9,7 @@ import BreezeAirQuality
 /// aggregates (`HourAggregate`, as `proj_readings.agg` stores them) of every hour with readings from
 /// `hour - recentHours + 1` to `hour`, oldest first: `varint n`, then per hour `varint (hour - its hour)`,
 /// `varint length`, the aggregate's bytes. `applyProjection` rewrites the rows of the sensors each page
-/// touched; a horizon that deletes hours deletes the rows whose window reaches below it. A sensor without a
+/// touched (a database from before the table is filled once when it is opened, `fillRecentHours`); a horizon that deletes hours deletes the rows whose window reaches below it. A sensor without a
 /// row (not written since, or a window beyond the row's) is read from `proj_readings`: the row only saves
 /// time, never changes an answer (`RecentHoursTests` compares both on every window).
 extension EventLog {
@@ -31,6 +31,25 @@ extension EventLog {
             try write.bind(3, newest)
             try write.bind(4, bytes)
             try write.run()
+        }
+    }
+
+    /// Writes every sensor's row from `proj_readings` (a database from before schema 10): the sensors are found
+    /// by skipping from one to the next along the table's key, one seek each, not by reading every hour.
+    func fillRecentHours() throws {
+        try db.writeTransaction {
+            let next = try db.prepare("SELECT source, sensor FROM proj_readings WHERE (source, sensor) > (?, ?) ORDER BY source, sensor LIMIT 1")
+            var last = ("", "")
+            var sensors: [(source: String, sensor: String)] = []
+            while true {
+                next.reset()
+                try next.bind(1, last.0)
+                try next.bind(2, last.1)
+                guard try next.step() else { break }
+                last = (next.text(0), next.text(1))
+                sensors.append(last)
+            }
+            try refreshRecentHours(sensors, suffix: "")
         }
     }
 

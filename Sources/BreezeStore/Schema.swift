@@ -104,7 +104,7 @@ enum Schema {
             kept INTEGER NOT NULL, counted INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch)) WITHOUT ROWID;
         """,
         // 9 -> 10: each sensor's newest hours in one row (RecentHours, issue 30), so it exists for every reader;
-        // projection version 9 fills it (until then a sensor without a row is read from proj_readings).
+        // the opening that migrates fills it from proj_readings (`fillRecentHours`).
         recentDDL(suffix: ""),
     ]
 

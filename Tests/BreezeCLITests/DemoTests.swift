@@ -1,6 +1,8 @@
 import Testing
 import Foundation
 import BreezeTestSupport
+import BreezeCLI
+import BreezeCore
 @preconcurrency import Glibc
 
 /// `tools/demo.sh` end to end, short version: the debug `breeze`, smaller imports, three real node processes.
@@ -28,10 +30,23 @@ struct DemoTests {
 
     static func gone(_ pid: pid_t) -> Bool { kill(pid, 0) == -1 && errno == ESRCH }
 
-    static func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    /// A hang guard (generous: the quick demo takes about a minute): a demo still running after 15 minutes is
+    /// stopped (SIGTERM, which its trap turns into stopping its nodes; SIGKILL 10 s later), so its output ends
+    /// and the test fails instead of hanging the suite. Set `finished` when the demo is done; `stopped` says
+    /// whether the guard had to stop it.
+    static func hangGuard(_ demo: Child) -> (finished: Flag, stopped: Flag) {
+        let pid = demo.pid
+        let finished = Flag(), stopped = Flag()
+        Thread {
+            let deadline = SystemClock.monotonicSeconds() + 900
+            while SystemClock.monotonicSeconds() < deadline && !finished.isSet { usleep(200_000) }
+            guard !finished.isSet else { return }
+            stopped.set()
+            kill(pid, SIGTERM)
+            usleep(10_000_000)
+            if !finished.isSet { kill(pid, SIGKILL) }
+        }.start()
+        return (finished, stopped)
     }
 
     static func text(_ path: String) -> String { String(decoding: readFileBytes(path), as: UTF8.self) }
@@ -39,21 +54,7 @@ struct DemoTests {
     @Test func theDemoConvergesShowsIdenticalScreensExplainsTheWinnerAndLeavesNoProcess() throws {
         let dir = TempDir()
         let demo = Self.start(dir)
-        // A hang guard (generous: the quick demo takes about a minute): a demo still running after 15 minutes is
-        // stopped (SIGTERM, which its trap turns into stopping its nodes; SIGKILL 10 s later), so its output ends
-        // and the test fails instead of hanging the suite.
-        let pid = demo.pid
-        let finished = DemoFlag(), stopped = DemoFlag()
-        let watchdog = Thread {
-            let deadline = Self.monotonic() + 900
-            while Self.monotonic() < deadline && !finished.isSet { usleep(200_000) }
-            guard !finished.isSet else { return }
-            stopped.set()
-            kill(pid, SIGTERM)
-            usleep(10_000_000)
-            if !finished.isSet { kill(pid, SIGKILL) }
-        }
-        watchdog.start()
+        let (finished, stopped) = Self.hangGuard(demo)
         defer { finished.set() }
         var lines: [String] = []
         // Up to the last step's summary (not to end of file: a child another test spawns at the same instant may
@@ -110,21 +111,7 @@ struct DemoTests {
     @Test func ctrlCStopsTheNodes() throws {
         let dir = TempDir()
         let demo = Self.start(dir)
-        // A hang guard (generous: the quick demo takes about a minute): a demo still running after 15 minutes is
-        // stopped (SIGTERM, which its trap turns into stopping its nodes; SIGKILL 10 s later), so its output ends
-        // and the test fails instead of hanging the suite.
-        let pid = demo.pid
-        let finished = DemoFlag(), stopped = DemoFlag()
-        let watchdog = Thread {
-            let deadline = Self.monotonic() + 900
-            while Self.monotonic() < deadline && !finished.isSet { usleep(200_000) }
-            guard !finished.isSet else { return }
-            stopped.set()
-            kill(pid, SIGTERM)
-            usleep(10_000_000)
-            if !finished.isSet { kill(pid, SIGKILL) }
-        }
-        watchdog.start()
+        let (finished, _) = Self.hangGuard(demo)
         defer { finished.set() }
         var lines: [String] = []
         while let l = demo.readLine() {
@@ -159,15 +146,4 @@ struct DemoTests {
         }
         return out
     }
-}
-
-/// A flag set on one thread and read on another.
-final class DemoFlag: @unchecked Sendable {
-    // `@unchecked Sendable`: `value` is read and written under `mutex`.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value = false
-    init() { pthread_mutex_init(mutex, nil) }
-    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
-    func set() { pthread_mutex_lock(mutex); value = true; pthread_mutex_unlock(mutex) }
-    var isSet: Bool { pthread_mutex_lock(mutex); defer { pthread_mutex_unlock(mutex) }; return value }
 }

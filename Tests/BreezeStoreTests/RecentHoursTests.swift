@@ -159,6 +159,23 @@ struct RecentHoursTests {
         #expect(!report.problems.contains { $0.message.contains("purpleair:a") })
     }
 
+    /// A database from before the table (schema 9) gets every sensor's row when it is opened: the rows a live
+    /// feed would have written, without a rebuild of the projection.
+    @Test func anOlderDatabaseIsFilledWhenOpened() throws {
+        let dir = TempDir()
+        let path = dir.file("a.db")
+        let log = try EventLog.create(at: path, options: testOptions())
+        try Self.feed(log, seed: 9)
+        let live = try Self.rows(log)
+        let checkpoint = try log.projectionCheckpoint()
+        try log.db.execute("DELETE FROM proj_recent; PRAGMA user_version = 9")
+        log.close()
+        let again = try EventLog.open(at: path, options: testOptions())
+        #expect(try Self.rows(again) == live)
+        #expect(try again.projectionCheckpoint() == checkpoint, "no rebuild")
+        again.close()
+    }
+
     @Test func theRowsFollowALiveFeedAsARebuildWritesThem() throws {
         let dir = TempDir()
         let log = try EventLog.create(at: dir.file("a.db"), options: testOptions())

@@ -170,12 +170,3 @@ enum HostileBench {
         }
     }
 }
-
-/// A flag set by one thread and read by others (the benches' stop and done signals).
-/// `@unchecked Sendable`: `value` is only touched under `lock`.
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}
