@@ -17,12 +17,16 @@ enum AuthorityCommand {
           records in DB that the device of CERT (or that key) is revoked, signed by the cluster authority (or by
           a user authority with its --signer-chain, for that user's devices); every node that has it closes the
           device's sessions and refuses it, while every other device keeps syncing
+               breeze [--db DB] authority retention --signer KEY [--days N|none]
+          records in DB the cluster's retention policy, signed by the cluster authority KEY: every server keeps
+          raw readings N days (default 30; none: for good), then each sensor's hours as rollups for good
         """
 
     static func run(_ args: [String], _ ctx: Context) throws(CLIError) {
         if args.first == "revoke" { return try revoke(Array(args.dropFirst()), ctx) }
+        if args.first == "retention" { return try retention(Array(args.dropFirst()), ctx) }
         let a = try Arguments(args, valued: ["out"], usage: usage)
-        guard a.positionals.first == "new" else { throw .usage(a.positionals.isEmpty ? "missing new or revoke" : "expected new or revoke, not '\(a.positionals[0])'", usage) }
+        guard a.positionals.first == "new" else { throw .usage(a.positionals.isEmpty ? "missing new, revoke or retention" : "expected new, revoke or retention, not '\(a.positionals[0])'", usage) }
         _ = try a.expect(["new"])
         guard let out = a.options["out"], !out.isEmpty else { throw .usage("--out FILE is required", usage) }
         let key = Ed25519.KeyPair.generate()
@@ -80,6 +84,33 @@ enum AuthorityCommand {
                                               ("event", .string(event.id.description)), ("reason", .string(reason))]).text)
         } else {
             ctx.console.out("revoked key \(fp)… of replica \(replica) (event \(event.id)); nodes enforce it as soon as they have it")
+        }
+    }
+
+    /// `breeze authority retention`: signs the cluster's retention policy and records it in `public`, from where
+    /// it reaches every server (`RetentionPolicy`, `Protocol/sync.md` 6.11).
+    static func retention(_ args: [String], _ ctx: Context) throws(CLIError) {
+        let a = try Arguments(args, valued: ["signer", "days"], usage: usage)
+        _ = try a.expect([])
+        guard let signerPath = a.options["signer"] else { throw .usage("--signer KEY is required (the cluster authority)", usage) }
+        let signer: Ed25519.KeyPair
+        do { signer = try KeyFile.read(signerPath).key } catch { throw .failure("--signer \(error.description)") }
+        var days = RetentionPolicy.defaultRawDays
+        if let d = a.options["days"] {
+            if d == "none" { days = 0 } else {
+                guard let n = UInt32(d), (1...RetentionPolicy.maxRawDays).contains(n) else {
+                    throw .usage("--days '\(d)': expected a number of days from 1 to \(RetentionPolicy.maxRawDays), or none", usage)
+                }
+                days = n
+            }
+        }
+        let policy = RetentionPolicy.sign(rawDays: days, issuedAtMillis: SystemClock.nowMillis(), authority: signer)
+        let event = try ctx.withLog { log in try log.append(.retentionPolicy(policy), to: .public) }
+        if ctx.json {
+            ctx.console.out(JSONValue.object([("rawDays", .int(Int64(days))), ("event", .string(event.id.description))]).text)
+        } else {
+            ctx.console.out(days == 0 ? "retention policy: raw readings kept for good (event \(event.id))"
+                                      : "retention policy: raw readings kept \(days) days, then each sensor's hours as rollups (event \(event.id)); servers that trust this authority follow it as soon as they have it")
         }
     }
 }

@@ -177,6 +177,8 @@ public enum BreezeCLI {
         Command(name: "status", help: StatusCommand.usage, run: StatusCommand.run),
         Command(name: "interest", help: InterestCommand.usage, run: InterestCommand.run),
         Command(name: "horizon", help: HorizonCommand.usage, run: HorizonCommand.run),
+        Command(name: "compact", help: CompactCommand.usage, run: CompactCommand.run),
+        Command(name: "rollup", help: RollupCommand.usage, run: RollupCommand.run),
         Command(name: "key", help: KeyCommand.usage, run: KeyCommand.run),
         Command(name: "authority", help: AuthorityCommand.usage, run: AuthorityCommand.run),
         Command(name: "enrol", help: EnrolCommand.usage, run: EnrolCommand.run),

@@ -45,6 +45,9 @@ enum DiffCommand {
         /// Events one side holds that the other dropped beyond its horizon (`horizon_gaps`): not differences;
         /// the states are then not compared (one side holds fewer readings by design).
         var beyondHorizonA = 0, beyondHorizonB = 0
+        /// Events one side holds that the other compacted (`retired`: their rows are in a `reading.compact`
+        /// event there): not differences, and the states are still compared (a compaction changes no fact).
+        var compactedA = 0, compactedB = 0
         var sameEvents: Bool { onlyA == 0 && onlyB == 0 && conflicts.isEmpty }
         var differs: Bool { outsideInterestsOf == nil && (!sameEvents || divergence != nil || stateA != stateB) }
     }
@@ -98,9 +101,11 @@ enum DiffCommand {
             // streams the other side lacks): a fact stream one side does not hold at all is outside its interests.
             let partialA = try subscribed(A), partialB = try subscribed(B)
             let gapsA = (try? A.horizonGaps()) ?? [:], gapsB = (try? B.horizonGaps()) ?? [:]
+            let retiredA = (try? A.retiredRanges()) ?? [:], retiredB = (try? B.retiredRanges()) ?? [:]
             for s in names {
                 progress("comparing \(s)")
-                var r = try compare(s, A, B, limit: limit, gapsA: gapsA[s] ?? [:], gapsB: gapsB[s] ?? [:], progress: progress)
+                var r = try compare(s, A, B, limit: limit, gapsA: gapsA[s] ?? [:], gapsB: gapsB[s] ?? [:],
+                                    retiredA: retiredA[s] ?? [:], retiredB: retiredB[s] ?? [:], progress: progress)
                 // Only a stream the side does not subscribe to: one it subscribes to and lacks is a difference.
                 if s.isFactPartition {
                     if let sub = partialA, !sub.contains(s), r.vectorA.counters.isEmpty, !r.vectorB.counters.isEmpty { r.outsideInterestsOf = "A" }
@@ -142,15 +147,19 @@ enum DiffCommand {
     /// Compares one stream of the two logs.
     static func compare(_ s: StreamID, _ A: EventLog, _ B: EventLog, limit: Int,
                         gapsA: [Origin: [ClosedRange<UInt64>]] = [:], gapsB: [Origin: [ClosedRange<UInt64>]] = [:],
+                        retiredA: [Origin: [ClosedRange<UInt64>]] = [:], retiredB: [Origin: [ClosedRange<UInt64>]] = [:],
                         progress: (String) -> Void) throws -> StreamReport {
         var r = StreamReport(stream: s, vectorA: try A.versionVector(of: s), vectorB: try B.versionVector(of: s))
         var hashesA: [UInt8] = Array(repeating: 0, count: Event.hashLength)
         var hashesB = hashesA
         func scan(_ log: EventLog, other: VersionVector, otherGaps: [Origin: [ClosedRange<UInt64>]], beyond: inout Int,
+                  otherRetired: [Origin: [ClosedRange<UInt64>]], compacted: inout Int,
                   count: inout Int, sample: inout [Event], xor: inout [UInt8]) throws {
             try each(log, s) { entry in
                 if otherGaps[entry.event.id.origin]?.contains(where: { $0.contains(entry.event.id.counter) }) == true {
                     beyond += 1
+                } else if otherRetired[entry.event.id.origin]?.contains(where: { $0.contains(entry.event.id.counter) }) == true {
+                    compacted += 1
                 } else if other.contains(entry.event.id) {
                     let h = entry.event.hash
                     for i in 0..<Event.hashLength { xor[i] ^= h[i] }
@@ -160,8 +169,10 @@ enum DiffCommand {
                 }
             }
         }
-        try scan(A, other: r.vectorB, otherGaps: gapsB, beyond: &r.beyondHorizonB, count: &r.onlyA, sample: &r.sampleA, xor: &hashesA)
-        try scan(B, other: r.vectorA, otherGaps: gapsA, beyond: &r.beyondHorizonA, count: &r.onlyB, sample: &r.sampleB, xor: &hashesB)
+        try scan(A, other: r.vectorB, otherGaps: gapsB, beyond: &r.beyondHorizonB, otherRetired: retiredB, compacted: &r.compactedB,
+                 count: &r.onlyA, sample: &r.sampleA, xor: &hashesA)
+        try scan(B, other: r.vectorA, otherGaps: gapsA, beyond: &r.beyondHorizonA, otherRetired: retiredA, compacted: &r.compactedA,
+                 count: &r.onlyB, sample: &r.sampleB, xor: &hashesB)
         if hashesA != hashesB {
             // Some id is held by both with different content: find which.
             var held: [EventID: [UInt8]] = [:]
@@ -241,7 +252,7 @@ enum DiffCommand {
         }
         // A device's log with readings dropped beyond its horizon has gaps that `ingest` refuses: it is
         // replayed as it is.
-        let gapped = !(((try? log.horizonGaps()) ?? [:]).isEmpty)
+        let gapped = !(((try? log.horizonGaps()) ?? [:]).isEmpty) || !(((try? log.retiredRanges()) ?? [:]).isEmpty)
         var options = EventLog.Options()
         options.durability = .normal                     // a scratch database: no fsync per commit
         let fresh = try EventLog.create(at: dir + "/fresh.db", options: options)
@@ -291,6 +302,9 @@ enum DiffCommand {
             }
             for (who, n) in [("A", r.beyondHorizonA), ("B", r.beyondHorizonB)] where n > 0 {
                 out.append("  \(n) event(s) of \(who == "A" ? "B" : "A") are beyond \(who)'s horizon (dropped there by design, not a difference; states not compared)")
+            }
+            for (who, n) in [("A", r.compactedA), ("B", r.compactedB)] where n > 0 {
+                out.append("  \(n) event(s) of \(who == "A" ? "B" : "A") were compacted on \(who) (their rows are in a reading.compact event there, not a difference)")
             }
             if !r.conflicts.isEmpty {
                 out.append("  conflicts: \(r.conflicts.count) id(s) held by both with different content")
@@ -344,6 +358,7 @@ enum DiffCommand {
                 ("onlyB", .object([("count", .int(Int64(r.onlyB))), ("events", sample(r.sampleB))])),
                 ("conflicts", .array(r.conflicts.map { .string($0.description) })),
                 ("beyondHorizonOfA", .int(Int64(r.beyondHorizonA))), ("beyondHorizonOfB", .int(Int64(r.beyondHorizonB))),
+                ("compactedOnA", .int(Int64(r.compactedA))), ("compactedOnB", .int(Int64(r.compactedB))),
             ]
             if r.stream.isUser, let a = r.stateA, let b = r.stateB { pairs += [("stateHashA", .string(a)), ("stateHashB", .string(b))] }
             if let d = r.divergence {

@@ -32,6 +32,14 @@ public enum EventBody: Hashable, Sendable {
     case reading(Reading)
     /// Many readings of one sensor (what imports store).
     case readingBlock(ReadingBlock)
+    /// A server's merge of its own small reading events of one sensor (`reading.compact`): the same facts with
+    /// their original stamps, replacing the events it names.
+    case readingCompaction(ReadingCompaction)
+    /// A server's hours of a sensor summed up under the retention policy (`reading.rollup`), replacing the raw
+    /// events of its origin they came from.
+    case readingRollup(ReadingRollup)
+    /// The cluster's retention policy, signed by the cluster authority (`retention.policy`, `public`).
+    case retentionPolicy(RetentionPolicy)
     case pollenForecast(PollenForecast)
     case dailyTemperature(DailyTemperature)
     // health:<id>
@@ -51,7 +59,7 @@ public enum EventBody: Hashable, Sendable {
     public static let knownTypes: [String: UInt16] = [
         "favourite.add": 1, "favourite.remove": 1, "watch.add": 1, "watch.remove": 1, "alert.set": 1,
         "unit.set": 1, "source.enable": 1, "source.disable": 1, "source.correct": 1, "biomarker.target": 1,
-        "alert.test": 1, "alert.delivered": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "pollen.forecast": 1, "temperature.daily": 1,
+        "alert.test": 1, "alert.delivered": 1, "sensor.register": 1, "reading": 1, "reading.block": 1, "reading.compact": 1, "reading.rollup": 1, "retention.policy": 1, "pollen.forecast": 1, "temperature.daily": 1,
         "biomarker.reading": 1, "device.revoke": 1, "device.renew": 1, "device.certificate": 1,
     ]
 
@@ -75,6 +83,9 @@ public enum EventBody: Hashable, Sendable {
         case .sensorRegistered: return "sensor.register"
         case .reading: return "reading"
         case .readingBlock: return "reading.block"
+        case .readingCompaction: return "reading.compact"
+        case .readingRollup: return "reading.rollup"
+        case .retentionPolicy: return "retention.policy"
         case .pollenForecast: return "pollen.forecast"
         case .dailyTemperature: return "temperature.daily"
         case .biomarkerReading: return "biomarker.reading"
@@ -91,7 +102,7 @@ public enum EventBody: Hashable, Sendable {
         "alert.set": .user, "unit.set": .user, "source.enable": .user, "source.disable": .user,
         "source.correct": .user, "biomarker.target": .user, "alert.test": .user, "alert.delivered": .user,
         "sensor.register": .public,
-        "reading": .sensorFacts, "reading.block": .sensorFacts, "pollen.forecast": .pollenFacts,
+        "reading": .sensorFacts, "reading.block": .sensorFacts, "reading.compact": .sensorFacts, "reading.rollup": .sensorFacts, "retention.policy": .public, "pollen.forecast": .pollenFacts,
         "temperature.daily": .climateFacts, "biomarker.reading": .health,
         "device.revoke": .public, "device.renew": .user, "device.certificate": .user,
     ]
@@ -146,6 +157,9 @@ public enum EventBody: Hashable, Sendable {
             w.string(r.source); w.string(r.sensor); w.zigzag(r.time)
             w.array(r.values) { w, m in w.string(m.quantity); w.f64(m.value) }
         case .readingBlock(let b): b.encode(into: &w)
+        case .readingCompaction(let c): c.encode(into: &w)
+        case .readingRollup(let r): r.encode(into: &w)
+        case .retentionPolicy(let p): p.encode(into: &w)
         case .pollenForecast(let p):
             w.f64(p.latitude); w.f64(p.longitude); w.optionalString(p.regionCode); w.string(p.date)
             w.array(p.entries) { w, e in
@@ -179,14 +193,24 @@ public enum EventBody: Hashable, Sendable {
         readingValues(type: type, version: version, reader: ByteReader(payload))
     }
 
-    /// The readings of a `reading` or `reading.block` event, straight from the payload where it lies (the
+    /// The readings of a `reading`, `reading.block` or `reading.compact` event, straight from the payload where it lies (the
     /// projection's fast path): source, sensor and each time's finite values; nil for any other event, or one
     /// whose payload does not decode.
     public static func readingRows(of e: Event)
         -> (source: String, sensor: String, rows: [(time: Int64, values: [(quantity: String, value: Double)])])? {
         if let r = readingValues(of: e) { return (r.source, r.sensor, [(r.time, r.values)]) }
-        guard e.type == "reading.block", knownTypes[e.type] == e.schemaVersion else { return nil }
-        return ReadingBlock.rowValues(e.payloadReader)
+        guard knownTypes[e.type] == e.schemaVersion else { return nil }
+        if e.type == "reading.block" { return ReadingBlock.rowValues(e.payloadReader) }
+        guard let c = compactionRows(of: e) else { return nil }
+        return (c.source, c.sensor, c.rows.map { ($0.time, $0.values) })
+    }
+
+    /// The rows of a `reading.compact` event with the counter and timestamp of the event each came from (the
+    /// projection's path: a row's stamp is that event's); nil for any other event, or one that does not decode.
+    public static func compactionRows(of e: Event)
+        -> (source: String, sensor: String, rows: [(time: Int64, counter: UInt64, hlc: HLC, values: [(quantity: String, value: Double)])])? {
+        guard e.type == "reading.compact", knownTypes[e.type] == e.schemaVersion else { return nil }
+        return ReadingCompaction.rowValues(e.payloadReader)
     }
 
     /// `readingValues(type:version:payload:)` of an event, reading the payload where it lies in the event's
@@ -289,6 +313,9 @@ public enum EventBody: Hashable, Sendable {
             }
             body = .reading(Reading(source: source, sensor: sensor, time: time, values: values))
         case "reading.block": body = .readingBlock(try ReadingBlock.decode(&r))
+        case "reading.compact": body = .readingCompaction(try ReadingCompaction.decode(&r))
+        case "reading.rollup": body = .readingRollup(try ReadingRollup.decode(&r))
+        case "retention.policy": body = .retentionPolicy(try RetentionPolicy.decode(&r))
         case "pollen.forecast":
             let lat = try r.f64(), lon = try r.f64(), region = try r.optionalString(), date = try r.string()
             let entries = try r.array { (r: inout ByteReader) throws(DecodingError) -> PollenEntry in
@@ -369,6 +396,20 @@ public enum EventBody: Hashable, Sendable {
             return .object([("source", .string(b.source)), ("sensor", .string(b.sensor)),
                             ("rows", .array(b.rows.map { r in .object([("time", .int(r.time)),
                                                                        ("values", .object(r.values.map { ($0.quantity, .double($0.value)) }))]) }))])
+        case .readingCompaction(let c):
+            return .object([("source", .string(c.source)), ("sensor", .string(c.sensor)),
+                            ("retires", .array(c.retires.map { .string($0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)") })),
+                            ("rows", .array(c.rows.map { r in .object([("time", .int(r.time)), ("counter", .int(Int64(clamping: r.counter))),
+                                                                       ("hlc", .string(r.hlc.description)),
+                                                                       ("values", .object(r.values.map { ($0.quantity, .double($0.value)) }))]) }))])
+        case .readingRollup(let r):
+            return .object([("source", .string(r.source)), ("sensor", .string(r.sensor)),
+                            ("retires", .array(r.retires.map { .string($0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)") })),
+                            ("hours", .array(r.hours.map { h in .object([("hour", .string(ISOTime.format(millis: h.hour * 3_600_000))),
+                                                                         ("aggregateHex", .string(Digest.hex(h.aggregate)))]) }))])
+        case .retentionPolicy(let p):
+            return .object([("rawDays", .int(Int64(p.rawDays))), ("issuedAt", .string(ISOTime.format(millis: Int64(clamping: p.issuedAtMillis)))),
+                            ("signer", .string(Digest.hex(p.signer))), ("signature", .string(Digest.hex(p.signature)))])
         case .pollenForecast(let p):
             return .object([
                 ("latitude", .double(p.latitude)), ("longitude", .double(p.longitude)),

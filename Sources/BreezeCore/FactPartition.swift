@@ -52,6 +52,8 @@ extension EventBody {
         switch self {
         case .reading(let r): return .sensor(source: r.source, sensor: r.sensor)
         case .readingBlock(let b): return .sensor(source: b.source, sensor: b.sensor)
+        case .readingCompaction(let c): return .sensor(source: c.source, sensor: c.sensor)
+        case .readingRollup(let r): return .sensor(source: r.source, sensor: r.sensor)
         case .pollenForecast(let f): return .pollen(latitude: f.latitude, longitude: f.longitude)
         case .dailyTemperature(let t): return .climate(station: t.station)
         default: return nil

@@ -38,6 +38,9 @@ extension EventBody {
         case .readingBlock(let b):
             let group = ["r", b.source, b.sensor].joined(separator: sep)
             return b.rows.flatMap { row in row.values.map { NaturalKey(group: group, time: row.time, item: $0.quantity) } }
+        case .readingCompaction(let c):
+            let group = ["r", c.source, c.sensor].joined(separator: sep)
+            return c.rows.flatMap { row in row.values.map { NaturalKey(group: group, time: row.time, item: $0.quantity) } }
         case .sensorRegistered(let s): return [NaturalKey(group: ["s", s.source, s.sensor].joined(separator: sep), time: 0, item: "")]
         case .pollenForecast(let p):
             return [NaturalKey(group: ["p", "\(p.latitude)", "\(p.longitude)"].joined(separator: sep),
@@ -50,7 +53,7 @@ extension EventBody {
     }
 
     /// The type names that carry facts.
-    public static let factTypes: Set<String> = ["reading", "reading.block", "sensor.register", "pollen.forecast", "temperature.daily", "biomarker.reading"]
+    public static let factTypes: Set<String> = ["reading", "reading.block", "reading.compact", "sensor.register", "pollen.forecast", "temperature.daily", "biomarker.reading"]
 }
 
 extension EventBody {

@@ -98,24 +98,47 @@ public struct ReadingBlock: Hashable, Sendable {
         for r in rows {
             if let p = previous { w.varint(UInt64(r.time - p)) } else { w.zigzag(r.time) }
             previous = r.time
-            var mask: UInt64 = 0
-            for m in r.values { mask |= 1 << UInt64(index[m.quantity]!) }
-            w.varint(mask)
-            for m in r.values { w.decimal(m.value) }      // values are sorted by quantity: the mask's bit order
+            Self.encodeValues(r.values, index, into: &w)
         }
+    }
+
+    /// A row's values (sorted by quantity, so in the mask's bit order) as `varint mask`, then one decimal per set
+    /// bit; `index` gives each quantity's bit.
+    static func encodeValues(_ values: [Measurement], _ index: [String: Int], into w: inout ByteWriter) {
+        var mask: UInt64 = 0
+        for m in values { mask |= 1 << UInt64(index[m.quantity]!) }
+        w.varint(mask)
+        for m in values { w.decimal(m.value) }
+    }
+
+    /// The values `encodeValues` writes, of a table of `table` quantities: a mask of 0, or with a bit beyond the
+    /// table, is malformed.
+    static func decodeValues(_ r: inout ByteReader, _ table: [String], type: String) throws(DecodingError) -> [Measurement] {
+        let n = table.count
+        let mask = try r.varint()
+        guard mask != 0, n == 64 || mask >> UInt64(n) == 0 else { throw DecodingError.malformed("\(type) row mask \(mask)") }
+        var values: [Measurement] = []
+        for bit in 0..<n where mask & (1 << UInt64(bit)) != 0 { values.append(Measurement(table[bit], try r.decimal())) }
+        return values
+    }
+
+    /// A quantity table: sorted, distinct, at most `maxQuantities`.
+    static func decodeQuantities(_ r: inout ByteReader, type: String) throws(DecodingError) -> [String] {
+        var table: [String] = []
+        let n = try r.count(limit: r.remaining)
+        guard n <= maxQuantities else { throw DecodingError.malformed("\(type) names \(n) quantities, more than \(maxQuantities)") }
+        for _ in 0..<n {
+            let q = try r.quantity()
+            if let last = table.last, q <= last { throw DecodingError.malformed("\(type) quantities not sorted and distinct") }
+            table.append(q)
+        }
+        return table
     }
 
     /// Decodes a payload in canonical form.
     static func decode(_ r: inout ByteReader) throws(DecodingError) -> ReadingBlock {
         let source = try r.string(), sensor = try r.string()
-        var table: [String] = []
-        let n = try r.count(limit: r.remaining)
-        guard n <= maxQuantities else { throw DecodingError.malformed("reading.block names \(n) quantities, more than \(maxQuantities)") }
-        for _ in 0..<n {
-            let q = try r.quantity()
-            if let last = table.last, q <= last { throw DecodingError.malformed("reading.block quantities not sorted and distinct") }
-            table.append(q)
-        }
+        let table = try decodeQuantities(&r, type: "reading.block")
         let count = try r.count(limit: r.remaining / 2)
         var rows: [Row] = []
         rows.reserveCapacity(count)
@@ -128,11 +151,7 @@ public struct ReadingBlock: Hashable, Sendable {
                 }
                 time += Int64(step)
             }
-            let mask = try r.varint()
-            guard mask != 0, n == 64 || mask >> UInt64(n) == 0 else { throw DecodingError.malformed("reading.block row mask \(mask)") }
-            var values: [Measurement] = []
-            for bit in 0..<n where mask & (1 << UInt64(bit)) != 0 { values.append(Measurement(table[bit], try r.decimal())) }
-            rows.append(Row(time: time, values: values))
+            rows.append(Row(time: time, values: try decodeValues(&r, table, type: "reading.block")))
         }
         let block = ReadingBlock(source: source, sensor: sensor, canonical: rows)
         guard block.quantities == table else { throw DecodingError.malformed("reading.block names a quantity no row holds") }

@@ -69,7 +69,7 @@ public struct UserState: Hashable, Sendable {
         case .testAlert(let s): testAlerts.insert(stamp.id, s ?? "", stamp: stamp)
         case .alertDelivered(let k): deliveredAlerts.insert(k, stamp.id.origin.replica.description, stamp: stamp)
         case .unknown: skippedUnknown += 1
-        case .sensorRegistered, .reading, .readingBlock, .pollenForecast, .dailyTemperature, .biomarkerReading, .revocation: break
+        case .sensorRegistered, .reading, .readingBlock, .readingCompaction, .readingRollup, .retentionPolicy, .pollenForecast, .dailyTemperature, .biomarkerReading, .revocation: break
         case .renewalRequest, .certificateIssued: break     // certificates, for the sync node (Protocol/sync.md 4.11)
         }
     }

@@ -368,7 +368,7 @@ public final class DeviceSwarm: @unchecked Sendable {
                 }
                 if s.session != nil { perform(s, s.session!.subscribe(devices[s.index].subscription)) }
                 if s.session != nil { perform(s, s.session!.sendVectors(local: s.held)) }
-            case .ingest(let batch, let events, _):
+            case .ingest(let batch, let events, _, _):
                 store(s, batch: batch, events)
             case .rescan, .skipped:
                 break           // a device with nothing of its own to send; skipped events are not stored

@@ -161,6 +161,7 @@ extension Node {
         sc.countsSentByStream = config.metrics != nil
         sc.knownKey = lookups.knownKey
         sc.heldVector = lookups.heldVector
+        sc.retiredRange = lookups.retiredRange
         // Certificates are checked against the real clock (not `wallClock`, which tests shift).
         let session = SyncSession(role: role, config: sc, ephemeralKey: SecureRandom.bytes(32), nowMillis: SystemClock.nowMillis())
         let id = nextPeerID
@@ -296,8 +297,10 @@ extension Node {
                 sendVectors(peer)
                 statusDirty.insert(peer.id)
                 statusReportDue = true
-            case .ingest(let batch, let events, let signatures):
-                pending.append((peer, batch, events, signatures))
+            case .ingest(let batch, let events, let signatures, let retired):
+                pending.append((peer, batch, events, signatures, retired.keys.sorted().map { i in
+                    EventLog.RetiredRange(stream: events[i].stream, origin: events[i].id.origin, range: retired[i]!...(events[i].id.counter - 1))
+                }))
             case .rescan:
                 planCatchUp(peer)
                 checkRestored(peer)

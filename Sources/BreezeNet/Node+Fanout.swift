@@ -42,7 +42,7 @@ extension Node {
             let reports = try log.ingest(groups: work.map(\.events), source: work.count == 1 ? work[0].peer.address : "peers",
                                          syncLater: true,
                                          fromDevice: work.map { !($0.peer.session.grants?.peerIsCluster ?? false) },
-                                         signatures: work.map(\.signatures))
+                                         signatures: work.map(\.signatures), retired: work.map(\.retired))
             let inserted = reports.reduce(0) { $0 + $1.inserted }
             skipOwnEvents(work.map(\.peer), reports)
             if inserted > 0 {

@@ -118,6 +118,7 @@ extension Node {
             applyHorizon()
             checkCertificate()
         }
+        compactSome(now: t)
         if deviceBudgets.count > 1024 && t - lastBudgetSweepMillis >= 60_000 {
             // Devices whose budget has refilled need no entry (a full budget is the default).
             lastBudgetSweepMillis = t

@@ -117,6 +117,85 @@ extension Node {
         }
     }
 
+    /// Compaction on a cluster replica (`NodeConfig.compaction`): once a minute the streams due are queued, and
+    /// each second a few are compacted, one transaction each. What a compaction writes is routed at once: a
+    /// peer that holds the events it replaces takes it as the next of their origin and drops them (sync.md 6.10).
+    func compactSome(now t: UInt64) {
+        guard credentials.scope == .cluster else { return }
+        var wrote = rollUpSome(now: t)
+        guard let policy = config.compaction else {
+            if wrote > 0 { committedOwnWrites() }
+            return
+        }
+        if compactionQueue.isEmpty, KeepAlive.elapsed(from: lastCompactionScanMillis, to: t) >= 60_000 {
+            lastCompactionScanMillis = t
+            do { compactionQueue = try log.streamsDueForCompaction(policy: policy).reversed() } catch {
+                config.log("looking for streams to compact failed: \(error)")
+            }
+        }
+        for _ in 0..<config.compactStreamsPerSecond {
+            guard let stream = compactionQueue.popLast() else { break }
+            do {
+                let r = try log.compactStream(stream, policy: policy)
+                wrote += r.eventsWritten
+                compactedSinceLog.add(r)
+            } catch {
+                config.log("compacting \(stream) failed: \(error)")
+            }
+        }
+        if wrote > 0 { committedOwnWrites() }
+        if compactionQueue.isEmpty, compactedSinceLog.streams > 0 {
+            let c = compactedSinceLog
+            config.log("compaction: \(c.eventsRetired) small reading events of \(c.streams) streams merged into \(c.eventsWritten) reading.compact events (\(c.rows) rows)")
+            compactedSinceLog = CompactionReport()
+        }
+    }
+
+    /// What this node's own maintenance wrote (compactions, rollups) goes out at once, and observers are told.
+    func committedOwnWrites() {
+        if !stopping {
+            route()
+            pump()
+        }
+        config.onCommit?(0)
+    }
+
+    /// Retention on a cluster replica: once an hour the policy in force is read (the newest `retention.policy`
+    /// of `public` signed by the cluster authority this node trusts; none: nothing is rolled up) and the streams
+    /// due are queued; each second a few are rolled up (`EventLog.rollUpStream`), as compactions are. Returns the
+    /// events written.
+    func rollUpSome(now t: UInt64) -> Int {
+        if rollupQueue.isEmpty, KeepAlive.elapsed(from: lastRollupScanMillis, to: t) >= 3_600_000 || lastRollupScanMillis == 0 {
+            lastRollupScanMillis = max(t, 1)
+            do {
+                rollupDays = try log.retentionPolicy(authority: credentials.authority).map { Int($0.rawDays) } ?? 0
+                if rollupDays > 0 {
+                    rollupQueue = try log.streamsDueForRollup(rawDays: rollupDays, nowSeconds: Int64(config.wallClock() / 1000)).reversed()
+                }
+            } catch {
+                config.log("looking for streams to roll up failed: \(error)")
+            }
+        }
+        guard rollupDays > 0 else { return 0 }
+        var wrote = 0
+        for _ in 0..<config.compactStreamsPerSecond {
+            guard let stream = rollupQueue.popLast() else { break }
+            do {
+                let r = try log.rollUpStream(stream, rawDays: rollupDays, nowSeconds: Int64(config.wallClock() / 1000))
+                wrote += r.eventsWritten
+                rolledSinceLog.add(r)
+            } catch {
+                config.log("rolling up \(stream) failed: \(error)")
+            }
+        }
+        if rollupQueue.isEmpty, rolledSinceLog.streams > 0 {
+            let r = rolledSinceLog
+            config.log("retention (\(rollupDays) days of raw readings): \(r.eventsRetired) reading events of \(r.streams) streams replaced by \(r.eventsWritten) reading.rollup events (\(r.hours) hours)")
+            rolledSinceLog = RollupReport()
+        }
+        return wrote
+    }
+
     /// A cluster peer's vectors say it holds counters of this replica's current origin beyond what this
     /// database holds: the database was restored from a backup (or copied) while the replica ran on, in the
     /// same boot (a later boot starts a new epoch anyway). Its next writes would take ids the cluster holds

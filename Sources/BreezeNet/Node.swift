@@ -50,7 +50,7 @@ final class Node {
     /// started): `afterPoll` routes.
     var routePending = true
     var dialers: [Dialer] = []
-    var pending: [(peer: Peer, batch: UInt64, events: [Event], signatures: [Int: OriginSignature])] = []
+    var pending: [(peer: Peer, batch: UInt64, events: [Event], signatures: [Int: OriginSignature], retired: [EventLog.RetiredRange])] = []
     /// Outbound connections not yet established, with when they started (closed on timeout or shutdown).
     var connecting: [ObjectIdentifier: (conn: Connection, started: UInt64)] = [:]
     /// When shutdown began.
@@ -103,6 +103,15 @@ final class Node {
     var lastIOMillis: UInt64 = 0
     var lastSecondMillis: UInt64 = 0
     var lastHorizonMillis: UInt64 = 0
+    /// Streams due for compaction, found once a minute and taken a few a second (`compactSome`).
+    var compactionQueue: [StreamID] = []
+    var lastCompactionScanMillis: UInt64 = 0
+    var compactedSinceLog = CompactionReport()
+    /// Streams due for a rollup under the retention policy (`rollUpSome`), and the policy's days (0: none).
+    var rollupQueue: [StreamID] = []
+    var lastRollupScanMillis: UInt64 = 0
+    var rollupDays = 0
+    var rolledSinceLog = RollupReport()
     var horizonRefusalLogged = false
     /// Status rows to write at the next tick (peers by number) and to delete (addresses).
     var statusDirty = Set<Int>()

@@ -90,6 +90,11 @@ public struct NodeConfig: Sendable {
     public var onCertificate: (@Sendable (_ chainText: String) -> Void)?
     /// Counters for operators (`breeze node --metrics`), updated by the loop thread; nil collects none.
     public var metrics: NodeMetrics?
+    /// On a cluster replica, when this replica's own small reading events (a live feed's) are merged into
+    /// `reading.compact` events (`EventLog.compactReadings`); nil never compacts. The node looks for streams due
+    /// once a minute and compacts `compactStreamsPerSecond` of them a second, so its loop never stalls.
+    public var compaction: CompactionPolicy? = .default
+    public var compactStreamsPerSecond = 4
 
     /// Checks an address to dial (`HOST:PORT`: an IPv4 address or `localhost`, a port from 1 to 65535).
     ///

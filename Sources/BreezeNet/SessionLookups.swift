@@ -55,4 +55,10 @@ final class SessionLookups: @unchecked Sendable {
     var signature: @Sendable (Event) -> OriginSignature? {
         { [self] e in (try? log.signature(of: e)) ?? nil }
     }
+
+    /// The retired range holding a counter (`EventLog.retiredRange`), for `SyncSession.Config.retiredRange`:
+    /// asked only when a peer lacks an event's predecessor, so a point query each.
+    var retiredRange: @Sendable (StreamID, Origin, UInt64) -> ClosedRange<UInt64>? {
+        { [self] stream, origin, counter in (try? log.retiredRange(stream: stream, origin: origin, containing: counter)) ?? nil }
+    }
 }

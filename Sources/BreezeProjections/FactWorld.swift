@@ -27,6 +27,12 @@ public struct FactWorld: WorldReader, Equatable {
             put(r, stamp)
         case .readingBlock(let b):
             for r in b.readings { put(r, stamp) }
+        case .readingCompaction(let c):
+            // Each row with the stamp of the event it came from (a row stamped after its compaction is not one).
+            for r in c.rows where r.hlc <= e.hlc && r.counter < e.id.counter {
+                put(Reading(source: c.source, sensor: c.sensor, time: r.time, values: r.values),
+                    Stamp(hlc: r.hlc, id: EventID(origin: e.id.origin, counter: r.counter)))
+            }
         case .pollenForecast, .dailyTemperature, .biomarkerReading:
             guard let (kind, key) = body.projectionFactKey(stream: e.stream) else { return }
             put(kind, key, body, stamp)

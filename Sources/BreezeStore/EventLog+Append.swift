@@ -75,6 +75,8 @@ extension EventLog {
         try insert.flush()
         for (_, slot) in next { try setHead(stream: slot.key, origin: origin, counter: slot.counter) }
         try writeClock(clock.last)
+        // A compaction replaces this replica's events before it, here as on every replica it reaches.
+        for e in out where e.type == "reading.compact" || e.type == "reading.rollup" { try applyCompaction(e, stream: try streamKey(e.stream, create: false)!) }
         return out
     }
 

@@ -133,7 +133,7 @@ extension EventLog {
                 let from = try db.cached("SELECT value FROM meta WHERE key = 'horizon_seq'").first { $0.int(0) } ?? 0
                 let q = try db.cached("""
                     SELECT e.seq, e.stream, e.origin, e.epoch, e.counter, e.data FROM events e CROSS JOIN streams s ON s.id = e.stream
-                    WHERE e.seq > ? AND e.type IN ('reading', 'reading.block') AND s.name LIKE 'sensor:%' ORDER BY e.seq
+                    WHERE e.seq > ? AND e.type IN ('reading', 'reading.block', 'reading.compact') AND s.name LIKE 'sensor:%' ORDER BY e.seq
                     """)
                 try q.bind(1, from)
                 while try q.step() {
@@ -156,7 +156,7 @@ extension EventLog {
                 // reading is before the cutoff goes.
                 let row = try db.prepare("""
                     SELECT e.stream, e.origin, e.epoch, e.counter, e.data FROM events e JOIN streams s ON s.id = e.stream
-                    WHERE e.seq = ? AND e.type IN ('reading', 'reading.block') AND s.name LIKE 'sensor:%'
+                    WHERE e.seq = ? AND e.type IN ('reading', 'reading.block', 'reading.compact') AND s.name LIKE 'sensor:%'
                     """)
                 for seq in seqs {
                     row.reset()
@@ -249,24 +249,37 @@ extension EventLog {
 
     /// Merges dropped counters into `horizon_gaps`, per (stream, origin, epoch), as ranges.
     func recordGaps(_ ids: [(stream: Int64, origin: Int64, epoch: Int64, counter: Int64)]) throws {
-        var byKey: [[Int64]: [Int64]] = [:]
-        for i in ids { byKey[[i.stream, i.origin, i.epoch], default: []].append(i.counter) }
-        for (k, counters) in byKey {
-            let q = try db.cached("SELECT first, last FROM horizon_gaps WHERE stream = ? AND origin = ? AND epoch = ?")
+        try recordRanges(table: "horizon_gaps", ids)
+    }
+
+    /// Merges counters into a table of ranges (`horizon_gaps`, `retired`), per (stream, origin, epoch).
+    func recordRanges(table: String, _ ids: [(stream: Int64, origin: Int64, epoch: Int64, counter: Int64)]) throws {
+        try recordRanges(table: table, ranges: ids.map { ($0.stream, $0.origin, $0.epoch, UInt64(bitPattern: $0.counter)...UInt64(bitPattern: $0.counter)) })
+    }
+
+    /// Merges counter ranges into a table of ranges (`horizon_gaps`, `retired`), per (stream, origin, epoch):
+    /// overlapping and adjacent ranges become one row.
+    func recordRanges(table: String, ranges given: [(stream: Int64, origin: Int64, epoch: Int64, range: ClosedRange<UInt64>)]) throws {
+        var byKey: [[Int64]: [(Int64, Int64)]] = [:]
+        for g in given {
+            byKey[[g.stream, g.origin, g.epoch], default: []].append((Int64(bitPattern: g.range.lowerBound), Int64(bitPattern: g.range.upperBound)))
+        }
+        for (k, added) in byKey {
+            let q = try db.cached("SELECT first, last FROM \(table) WHERE stream = ? AND origin = ? AND epoch = ?")
             try q.bind(1, k[0]); try q.bind(2, k[1]); try q.bind(3, k[2])
             var ranges: [(Int64, Int64)] = []
             while try q.step() { ranges.append((q.int(0), q.int(1))) }
             q.reset()
-            for c in counters { ranges.append((c, c)) }
+            ranges += added
             ranges.sort { $0.0 < $1.0 }
             var merged: [(Int64, Int64)] = []
             for r in ranges {
                 if let last = merged.last, r.0 <= last.1 + 1 { merged[merged.count - 1].1 = max(last.1, r.1) } else { merged.append(r) }
             }
-            let del = try db.cached("DELETE FROM horizon_gaps WHERE stream = ? AND origin = ? AND epoch = ?")
+            let del = try db.cached("DELETE FROM \(table) WHERE stream = ? AND origin = ? AND epoch = ?")
             try del.bind(1, k[0]); try del.bind(2, k[1]); try del.bind(3, k[2])
             try del.run()
-            let ins = try db.cached("INSERT INTO horizon_gaps(stream, origin, epoch, first, last) VALUES (?, ?, ?, ?, ?)")
+            let ins = try db.cached("INSERT INTO \(table)(stream, origin, epoch, first, last) VALUES (?, ?, ?, ?, ?)")
             for (a, b) in merged {
                 ins.reset()
                 try ins.bind(1, k[0]); try ins.bind(2, k[1]); try ins.bind(3, k[2]); try ins.bind(4, a); try ins.bind(5, b)
@@ -276,9 +289,13 @@ extension EventLog {
     }
 
     /// True when `id` of stream `stream` (its key) is inside a range dropped beyond the horizon.
-    func droppedBeyondHorizon(stream: Int64, id: EventID) throws -> Bool {
+    func droppedBeyondHorizon(stream: Int64, id: EventID) throws -> Bool { try inRange("horizon_gaps", stream: stream, id: id) }
+
+    /// True when `id` of stream `stream` (its key) is inside a range of a table of ranges (`horizon_gaps`,
+    /// `retired`).
+    func inRange(_ table: String, stream: Int64, id: EventID) throws -> Bool {
         let q = try db.cached("""
-            SELECT 1 FROM horizon_gaps WHERE stream = ? AND origin = ? AND epoch = ? AND first <= ? AND last >= ? LIMIT 1
+            SELECT 1 FROM \(table) WHERE stream = ? AND origin = ? AND epoch = ? AND first <= ? AND last >= ? LIMIT 1
             """)
         defer { q.reset() }
         try q.bind(1, stream)
@@ -291,8 +308,13 @@ extension EventLog {
 
     /// The counter ranges dropped beyond the horizon, per stream and origin.
     public func horizonGaps() throws(StoreError) -> [StreamID: [Origin: [ClosedRange<UInt64>]]] {
+        try rangeTable("horizon_gaps")
+    }
+
+    /// A table of counter ranges (`horizon_gaps`, `retired`), per stream and origin.
+    func rangeTable(_ table: String) throws(StoreError) -> [StreamID: [Origin: [ClosedRange<UInt64>]]] {
         do {
-            let q = try db.cached("SELECT s.name, g.origin, g.epoch, g.first, g.last FROM horizon_gaps g JOIN streams s ON s.id = g.stream ORDER BY 1, 2, 3, 4")
+            let q = try db.cached("SELECT s.name, g.origin, g.epoch, g.first, g.last FROM \(table) g JOIN streams s ON s.id = g.stream ORDER BY 1, 2, 3, 4")
             var out: [StreamID: [Origin: [ClosedRange<UInt64>]]] = [:]
             while try q.step() {
                 guard let s = try? StreamID(parsing: q.text(0)) else { continue }

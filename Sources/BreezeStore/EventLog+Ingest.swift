@@ -27,6 +27,8 @@ extension EventLog {
         /// `EventLog.maxOriginsPerReplica` in this stream: refused, so no sender can make a stream's version
         /// vector grow without bound.
         public var overOriginLimit = 0
+        /// Counters a peer said are retired (`Protocol/sync.md` 6.10) that this replica now records as such.
+        public var retired: UInt64 = 0
         /// True when any event was refused as forged or over the origin limit: the sender is broken or
         /// hostile, and a node ends its session.
         public var refusedHostile: Bool { forged > 0 || overOriginLimit > 0 }
@@ -60,13 +62,27 @@ extension EventLog {
     ///   and the caller must call `syncWAL()` before it acknowledges them. Without it (the default) they are
     ///   on disk when this returns.
     public func ingest(groups: [[Event]], source: String? = nil, syncLater: Bool,
-                       fromDevice: [Bool] = [], signatures: [[Int: OriginSignature]] = []) throws(StoreError) -> [IngestReport] {
+                       fromDevice: [Bool] = [], signatures: [[Int: OriginSignature]] = [],
+                       retired: [[RetiredRange]] = []) throws(StoreError) -> [IngestReport] {
         guard syncLater && options.durability == .full else {
-            return try ingest(groups: groups, source: source, fromDevice: fromDevice, signatures: signatures)
+            return try ingest(groups: groups, source: source, fromDevice: fromDevice, signatures: signatures, retired: retired)
         }
         do { try db.execute("PRAGMA synchronous=NORMAL") } catch { throw StoreError.from(error, path: path) }
         defer { try? db.execute("PRAGMA synchronous=FULL") }
-        return try ingest(groups: groups, source: source, fromDevice: fromDevice, signatures: signatures)
+        return try ingest(groups: groups, source: source, fromDevice: fromDevice, signatures: signatures, retired: retired)
+    }
+
+    /// Counters of (stream, origin) a peer said are retired, compacted into a later event (`Protocol/sync.md`
+    /// 6.10): taken before the group they came with, when they continue what this replica holds.
+    public struct RetiredRange: Hashable, Sendable {
+        public let stream: StreamID
+        public let origin: Origin
+        public let range: ClosedRange<UInt64>
+        public init(stream: StreamID, origin: Origin, range: ClosedRange<UInt64>) {
+            self.stream = stream
+            self.origin = origin
+            self.range = range
+        }
     }
 
     /// Syncs the write-ahead log (through SQLite's VFS, as a `synchronous=FULL` commit does): after
@@ -84,8 +100,11 @@ extension EventLog {
     /// - Parameter signatures: per group, origin signatures by index in the group (already verified by the
     ///   session, `Protocol/sync.md` 6.9): each is kept for its event when the event is stored or already held
     ///   with the same hash, never for a conflicting one.
+    /// - Parameter retired: per group, ranges a peer said are retired (6.10), each taken before the group's
+    ///   events when it starts at most one past what this replica holds of its (stream, origin): the head moves
+    ///   to its end and the range is recorded. One that starts further on is ignored (its events will be gaps).
     public func ingest(groups: [[Event]], source: String? = nil, fromDevice: [Bool] = [],
-                       signatures: [[Int: OriginSignature]] = []) throws(StoreError) -> [IngestReport] {
+                       signatures: [[Int: OriginSignature]] = [], retired: [[RetiredRange]] = []) throws(StoreError) -> [IngestReport] {
         do {
             return try db.writeTransaction { () throws -> [IngestReport] in
                 try refreshEpoch()
@@ -104,32 +123,45 @@ extension EventLog {
                 // Rows take the sequence numbers after the highest, in insertion order (seq is the rowid), so
                 // each group's stored events take a run of them; checked against the highest after the inserts.
                 let firstSeq = try lastSeq() + 1
+                var compactions: [(event: Event, stream: Int64)] = []
+                func select(_ stream: StreamID, _ origin: Origin) throws {
+                    guard slot?.stream != stream || slot?.origin != origin else { return }
+                    if let s = slot { heads[s] = head }
+                    let k = HeadKey(stream: stream, origin: origin)
+                    if let h = heads[k] { head = h } else {
+                        let key: Int64
+                        if let known = keys[stream] { key = known } else {
+                            key = try streamKey(stream, create: true)!
+                            keys[stream] = key
+                        }
+                        head = Head(key: key, counter: try self.head(stream: key, origin: origin), dirty: false)
+                    }
+                    slot = k
+                    lastType = nil
+                }
                 for (g, events) in groups.enumerated() {
                     let fromDeviceGroup = g < fromDevice.count && fromDevice[g]
                     let signed = g < signatures.count ? signatures[g] : [:]
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
+                    for r in g < retired.count ? retired[g] : [] where r.origin != origin {
+                        try select(r.stream, r.origin)
+                        guard r.range.lowerBound <= head.counter &+ 1, r.range.upperBound > head.counter else { continue }
+                        try recordRetired(stream: head.key, origin: r.origin, r.range)
+                        report.retired += r.range.upperBound - head.counter
+                        head.counter = r.range.upperBound
+                        head.dirty = true
+                    }
                     for (i, e) in events.enumerated() {
-                        if slot?.stream != e.stream || slot?.origin != e.id.origin {
-                            if let s = slot { heads[s] = head }
-                            let k = HeadKey(stream: e.stream, origin: e.id.origin)
-                            if let h = heads[k] { head = h } else {
-                                let key: Int64
-                                if let known = keys[e.stream] { key = known } else {
-                                    key = try streamKey(e.stream, create: true)!
-                                    keys[e.stream] = key
-                                }
-                                head = Head(key: key, counter: try self.head(stream: key, origin: e.id.origin), dirty: false)
-                            }
-                            slot = k
-                            lastType = nil
-                        }
+                        try select(e.stream, e.id.origin)
                         if e.id.counter <= head.counter {
                             try insert.flush()   // the stored copy may still be queued
                             let stored = try storedHash(stream: head.key, id: e.id)
                             // Covered by the head but not held, and recorded as dropped beyond this device's
                             // horizon (EventLog+Horizon): taken as held. Not recorded: a conflict, as before.
-                            let dropped = try stored == nil && droppedBeyondHorizon(stream: head.key, id: e.id)
+                            // Retired by a compaction (EventLog+Compaction) is held in that compaction.
+                            let dropped = try stored == nil && (droppedBeyondHorizon(stream: head.key, id: e.id)
+                                                                || isRetired(stream: head.key, id: e.id))
                             if stored == e.hash || dropped {
                                 report.duplicates += 1
                                 if stored != nil, let sig = signed[i] { try storeSignature(sig, stream: head.key, id: e.id) }
@@ -180,6 +212,7 @@ extension EventLog {
                         report.inserted += 1
                         report.stored.append(e)
                         if let sig = signed[i] { try storeSignature(sig, stream: head.key, id: e.id) }
+                        if e.type == "reading.compact" || e.type == "reading.rollup", !misplaced { compactions.append((e, head.key)) }
                     }
                     reports.append(report)
                 }
@@ -195,6 +228,9 @@ extension EventLog {
                 for (k, h) in heads where h.dirty {
                     try setHead(stream: h.key, origin: k.origin, counter: h.counter)
                 }
+                // After the rows' sequence numbers are known: a compaction's events go (some may be this
+                // transaction's own, sent just before it).
+                for c in compactions { try applyCompaction(c.event, stream: c.stream) }
                 try writeClock(clock.last)
                 return reports
             }

@@ -15,7 +15,7 @@ import BreezeCrypto
 /// transaction at the end.
 extension EventLog {
     /// The version of the event-to-row mapping. Bump it when that mapping changes: databases then rebuild.
-    public static let projectionVersion: Int64 = 8
+    public static let projectionVersion: Int64 = 9
     static let projectionTables = ["proj_sensors", "proj_readings", "proj_facts", "proj_recent"]
     static let projectionChunk = 20_000
     /// Events per transaction of a rebuild: larger, since its shadow tables have no reader to wait for it and
@@ -165,6 +165,8 @@ extension EventLog {
         let selectBucket = try db.cached("SELECT data FROM proj_readings\(suffix) WHERE source = ? AND sensor = ? AND hour = ?")
         let writeBucket = try db.cached("INSERT OR REPLACE INTO proj_readings\(suffix)(source, sensor, hour, agg, data) VALUES (?, ?, ?, ?, ?)")
         var pending: [BucketKey: ReadingBucket.Pending] = [:]
+        // Hours summed up by `reading.rollup` events (EventLog+Retention): the later stamp of one hour wins.
+        var rollups: [BucketKey: (aggregate: [UInt8], stamp: Stamp)] = [:]
         var scratch: [(quantity: String, value: Double)] = []      // one buffer for every reading's values
         // A device's horizon (EventLog+Horizon): readings before its cutoff are left out, dropped or not.
         let cutoff = try projectionCutoff()
@@ -199,6 +201,29 @@ extension EventLog {
                     .add(time: r.time, stamp: e.stamp, values: scratch)
                 return
             }
+            if e.type == "reading.rollup" {
+                // Whatever the horizon: a rollup is what a device keeps of the long history.
+                guard case .sensor = e.stream, EventBody.knownTypes[e.type] == e.schemaVersion,
+                      case .readingRollup(let r)? = try? e.body() else { return }
+                for h in r.hours where (try? HourAggregate(hour: h.hour * 3600, decoding: h.aggregate)) != nil {
+                    let key = BucketKey(source: r.source, sensor: r.sensor, hour: h.hour)
+                    if let held = rollups[key], held.stamp > e.stamp { continue }
+                    rollups[key] = (h.aggregate, e.stamp)
+                }
+                return
+            }
+            if let c = EventBody.compactionRows(of: e) {
+                // Each row with the stamp of the event it replaced, so merging it changes no winner; a row
+                // stamped after its compaction, or of a counter not before it, was never such an event.
+                guard case .sensor = e.stream else { return }
+                for row in c.rows where !row.values.isEmpty && (cutoff == 0 || row.time >= cutoff)
+                    && row.hlc <= e.hlc && row.counter < e.id.counter {
+                    let stamp = Stamp(hlc: row.hlc, id: EventID(origin: e.id.origin, counter: row.counter))
+                    pending[BucketKey(source: c.source, sensor: c.sensor, hour: ReadingBucket.hour(row.time)), default: ReadingBucket.Pending()]
+                        .add(time: row.time, stamp: stamp, values: row.values)
+                }
+                return
+            }
             if let r = EventBody.readingRows(of: e) {
                 guard EventBody.type(e.type, belongsIn: e.stream) else { return }
                 for row in r.rows where !row.values.isEmpty && (cutoff == 0 || row.time >= cutoff) {
@@ -210,7 +235,7 @@ extension EventLog {
             guard EventBody.factTypes.contains(e.type), EventBody.type(e.type, belongsIn: e.stream),
                   let body = try? e.body() else { return }
             switch body {
-            case .reading, .readingBlock:
+            case .reading, .readingBlock, .readingCompaction:
                 return                                      // a reading `readingRows` refused does not decode either
             case .sensorRegistered(let s):
                 upsertSensor.reset()
@@ -242,20 +267,33 @@ extension EventLog {
             return count < (written == nil ? EventLog.projectionChunk : EventLog.rebuildChunk)
         }
         guard count > 0 else { return (0, afterSeq) }
-        for key in pending.keys.sorted() {
-            var groups = pending[key]!.groups
+        let touched = Set(pending.keys).union(rollups.keys).sorted()
+        for key in touched {
+            var groups = pending[key]?.groups ?? []
             let mayExist = written?.insert(key.hashValue).inserted == false || written == nil
             selectBucket.reset()
             try selectBucket.bind(1, key.source)
             try selectBucket.bind(2, key.sensor)
             try selectBucket.bind(3, key.hour)
+            var storedRollup: Stamp?
             if mayExist, let stored = try selectBucket.first({ $0.blob(0) }) {
-                do { groups += try ReadingBucket(decoding: stored).groups } catch { throw ProjectionDamage() }
+                if let stamp = ReadingBucket.rollupStamp(stored) { storedRollup = stamp } else {
+                    do { groups += try ReadingBucket(decoding: stored).groups } catch { throw ProjectionDamage() }
+                }
             }
             writeBucket.reset()
             try writeBucket.bind(1, key.source)
             try writeBucket.bind(2, key.sensor)
             try writeBucket.bind(3, key.hour)
+            // An hour a rollup holds is the rollup's: raw readings of it are no longer taken in, and the later
+            // rollup of two wins. A rollup's row keeps its aggregate as it came and, as data, only its stamp.
+            if let r = rollups[key], storedRollup.map({ r.stamp > $0 }) ?? true {
+                try writeBucket.bind(4, r.aggregate)
+                try writeBucket.bind(5, ReadingBucket.rollupMark(r.stamp))
+                try writeBucket.run()
+                continue
+            }
+            if storedRollup != nil { continue }
             let bucket = ReadingBucket(merging: groups)
             let (bytes, aggregate) = bucket.encodedWithAggregate(hour: key.hour * 3600)
             try writeBucket.bind(4, aggregate.encoded)
@@ -265,7 +303,7 @@ extension EventLog {
         // Each sensor whose hours changed gets its row of newest hours again (`RecentHours`); the keys are
         // sorted, so a sensor's buckets are next to each other.
         var sensors: [(source: String, sensor: String)] = []
-        for key in pending.keys.sorted() where sensors.last.map({ $0.source != key.source || $0.sensor != key.sensor }) ?? true {
+        for key in touched where sensors.last.map({ $0.source != key.source || $0.sensor != key.sensor }) ?? true {
             sensors.append((key.source, key.sensor))
         }
         try refreshRecentHours(sensors, suffix: suffix)

@@ -21,7 +21,7 @@ enum Schema {
     static func checkpointPages(pageSize: Int) -> Int { max(1, (4_000 * 1024) / max(512, pageSize)) }
 
     /// The schema version this build writes.
-    static let current: Int64 = 10
+    static let current: Int64 = 11
 
     /// `migrations[i]` takes a database from version i to i+1.
     static let migrations: [String] = [
@@ -106,6 +106,15 @@ enum Schema {
         // 9 -> 10: each sensor's newest hours in one row (RecentHours, issue 30), so it exists for every reader;
         // the opening that migrates fills it from proj_readings (`fillRecentHours`).
         recentDDL(suffix: ""),
+        // 10 -> 11: compaction (EventLog+Compaction, issue 28). Counter ranges replaced by a `reading.compact`
+        // event, or said retired by a peer (sync.md 6.10): not held, not lost. And per stream, the counter up to
+        // which this replica compacted its own events, and up to which it rolled them up (EventLog+Retention).
+        """
+        CREATE TABLE IF NOT EXISTS retired(stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
+            first INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch, first)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS compaction_marks(stream INTEGER PRIMARY KEY, through INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS rollup_marks(stream INTEGER PRIMARY KEY, through INTEGER NOT NULL);
+        """,
     ]
 
     /// Each sensor's newest hours in one row (`RecentHours`), derived from `proj_readings`.

@@ -146,6 +146,8 @@ extension EventLog {
         var runs: [OriginKey: CounterRun] = [:]
         /// Counters dropped beyond a device's horizon (`horizon_gaps`): missing, but not lost.
         var gaps: [OriginKey: [ClosedRange<UInt64>]] = [:]
+        /// How many of them were dropped beyond the horizon.
+        var horizonCount: UInt64 = 0
 
         func dropped(_ key: OriginKey, _ r: ClosedRange<UInt64>) -> Bool {
             gaps[key]?.contains { $0.lowerBound <= r.lowerBound && r.upperBound <= $0.upperBound } ?? false
@@ -163,13 +165,21 @@ extension EventLog {
         progress("events", 0, total)
         var runs: [OriginKey: CounterRun] = [:]
         var scan = EventScan()
-        if try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'horizon_gaps'") == 1 {
-            let g = try db.prepare("SELECT s.name, g.origin, g.epoch, g.first, g.last FROM horizon_gaps g JOIN streams s ON s.id = g.stream")
+        // Counters dropped beyond a horizon, and counters retired by a compaction (held in a `reading.compact`
+        // event, EventLog+Compaction): missing rows, not lost ones. One missing run may cross from one to the
+        // other, so they are merged per origin.
+        var retiredCount: UInt64 = 0
+        for table in ["horizon_gaps", "retired"] where try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = '\(table)'") == 1 {
+            let g = try db.prepare("SELECT s.name, g.origin, g.epoch, g.first, g.last FROM \(table) g JOIN streams s ON s.id = g.stream")
             while try g.step() {
                 let o = Origin(replica: ReplicaID(rawValue: UInt64(bitPattern: g.int(1))), epoch: UInt32(truncatingIfNeeded: g.int(2)))
-                scan.gaps[OriginKey(stream: g.text(0), origin: o), default: []].append(UInt64(bitPattern: g.int(3))...UInt64(bitPattern: g.int(4)))
+                let r = UInt64(bitPattern: g.int(3))...UInt64(bitPattern: g.int(4))
+                scan.gaps[OriginKey(stream: g.text(0), origin: o), default: []].append(r)
+                let n = r.upperBound &- r.lowerBound &+ 1
+                if table == "horizon_gaps" { scan.horizonCount &+= n } else { retiredCount &+= n }
             }
         }
+        for (k, v) in scan.gaps { scan.gaps[k] = ReadingCompaction.normalised(v) }
         var streamsSeen: Set<String> = []
         var skewed = 0, undecodable = 0, done = 0
         var maxClockedHLC: UInt64 = 0, maxClockedSeq: Int64 = 0
@@ -277,9 +287,11 @@ extension EventLog {
         if skewed > 0 {
             report.note(.init(.clock, "\(skewed) events arrived with timestamps beyond the clock-skew bound (flagged; they did not move the clock)"))
         }
-        if !scan.gaps.isEmpty {
-            let n = scan.gaps.values.reduce(UInt64(0)) { $0 + $1.reduce(0) { $0 + ($1.upperBound - $1.lowerBound + 1) } }
-            report.note(.init(.gap, "\(n) reading events were dropped beyond this device's horizon (recorded in horizon_gaps; its version vectors still cover them, so sync never sends them back)"))
+        if scan.horizonCount > 0 {
+            report.note(.init(.gap, "\(scan.horizonCount) reading events were dropped beyond this device's horizon (recorded in horizon_gaps; its version vectors still cover them, so sync never sends them back)"))
+        }
+        if retiredCount > 0 {
+            report.note(.init(.gap, "\(retiredCount) reading events were replaced by reading.compact or reading.rollup events (recorded in retired: held there, their rows with their stamps or their hours summed up, not lost)"))
         }
         scan.runs = runs
         scan.maxHLC = maxClockedHLC

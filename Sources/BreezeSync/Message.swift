@@ -73,6 +73,11 @@ public enum Message: Equatable, Sendable {
     /// (`Protocol/sync.md` 6.9; other messages may come between): each entry names an event by its index in
     /// that batch. Sent only when the batch holds events with a signature.
     case signatures(batch: UInt64, [SignatureEntry])
+    /// Counters retired by a compaction (`Protocol/sync.md` 6.10) before events of the batch numbered `batch`,
+    /// the next batch its sender sends: each entry names an event by its index in that batch, and the first
+    /// counter of its (stream, origin) that is retired; the range ends just before that event. Sent only by the
+    /// cluster, only when the peer lacks the counters before an event it is sent.
+    case retired(batch: UInt64, [RetiredEntry])
     /// A batch of events (canonical encodings), numbered for acknowledgement.
     case events(batch: UInt64, events: [Event])
     /// A batch of events in the compact form of `Protocol/sync.md` section 3.1 (end-to-end check, then event
@@ -103,6 +108,7 @@ public enum Message: Equatable, Sendable {
         case .subscribe: return 0x16
         case .events: return 0x11
         case .signatures: return 0x17
+        case .retired: return 0x18
         case .ack: return 0x12
         case .packed: return 0x13
         case .reset: return 0x14
@@ -126,7 +132,7 @@ public enum Message: Equatable, Sendable {
     /// True for the types that travel inside `sealed` frames after the handshake (section 2.1).
     static func isSealable(_ type: UInt8) -> Bool {
         switch type {
-        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x20, 0x21, 0x7F: return true
+        case 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x20, 0x21, 0x7F: return true
         default: return false
         }
     }
@@ -164,6 +170,9 @@ public enum Message: Equatable, Sendable {
             w.array(entries) { w, en in
                 w.varint(UInt64(en.index)); w.varint(UInt64(number[en.signature.chain]!)); w.raw(en.signature.signature)
             }
+        case .retired(let batch, let entries):
+            w.varint(batch)
+            w.array(entries) { w, en in w.varint(UInt64(en.index)); w.varint(en.first) }
         case .packed(let bytes): w.raw(bytes)
         case .reset: break
         case .ack(let batch, let inserted, let duplicates):
@@ -249,6 +258,20 @@ public enum Message: Equatable, Sendable {
             }
             guard !entries.isEmpty else { throw DecodingError.malformed("signatures with no entry") }
             m = .signatures(batch: batch, entries)
+        case 0x18:
+            let batch = try r.varint()
+            var last: UInt64?
+            let entries = try r.array { (r: inout ByteReader) throws(DecodingError) -> RetiredEntry in
+                let index = try r.varint(), first = try r.varint()
+                guard index < UInt64(Int32.max), last.map({ $0 < index }) ?? true else {
+                    throw DecodingError.malformed("retired indices not increasing at \(index)")
+                }
+                guard first >= 1 else { throw DecodingError.malformed("retired counter 0") }
+                last = index
+                return RetiredEntry(index: Int(index), first: first)
+            }
+            guard !entries.isEmpty else { throw DecodingError.malformed("retired with no entry") }
+            m = .retired(batch: batch, entries)
         case 0x12:
             let batch = try r.varint(), ins = try r.varint(), dup = try r.varint()
             guard ins <= UInt64(UInt32.max), dup <= UInt64(UInt32.max) else { throw DecodingError.malformed("ack counts") }
@@ -284,5 +307,16 @@ public struct SignatureEntry: Equatable, Sendable {
     public init(index: Int, signature: OriginSignature) {
         self.index = index
         self.signature = signature
+    }
+}
+
+/// One range of a `retired` message: the event at `index` of the batch it describes follows counters
+/// `first ... counter - 1` of its (stream, origin), which the sender retired (`Protocol/sync.md` 6.10).
+public struct RetiredEntry: Equatable, Sendable {
+    public var index: Int
+    public var first: UInt64
+    public init(index: Int, first: UInt64) {
+        self.index = index
+        self.first = first
     }
 }

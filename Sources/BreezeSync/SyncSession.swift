@@ -78,6 +78,11 @@ public struct SyncSession: Sendable {
         /// The vector this side holds of a stream (nil: it holds none), to keep of a device's vectors only the
         /// origins that matter (`takeVectors`); nil: every origin is kept.
         public var heldVector: (@Sendable (StreamID) -> VersionVector?)?
+        /// The range of counters of (stream, origin) that this side retired by a compaction and that holds the
+        /// counter given (`EventLog.retiredRange`), so a peer that lacks them is told (section 6.10) instead of
+        /// never being sent the events after them. Asked only by the cluster, only for a peer that lacks an
+        /// event's predecessor.
+        public var retiredRange: (@Sendable (StreamID, Origin, UInt64) -> ClosedRange<UInt64>?)?
         /// Count the events sent per stream (`takeSentCounts`), for operators' metrics; off by default.
         public var countsSentByStream = false
         /// Monotonic milliseconds, for the spacing of `vectors` (`resyncIntervalMillis`).
@@ -108,7 +113,10 @@ public struct SyncSession: Sendable {
         case authenticated(peer: ReplicaID, scope: Scope)
         /// Store these events (one transaction), with the origin signatures that came with them (by index in
         /// `events`, each verified), then call `committed(batch:report:)`.
-        case ingest(batch: UInt64, events: [Event], signatures: [Int: OriginSignature] = [:])
+        ///
+        /// `retired`: by index in `events`, the first counter of that event's (stream, origin) the peer said is
+        /// retired (section 6.10): counters `first ..< event.counter` are held in a compaction, not lost.
+        case ingest(batch: UInt64, events: [Event], signatures: [Int: OriginSignature] = [:], retired: [Int: UInt64] = [:])
         /// The peer's vectors arrived or changed: scanning for this peer restarts at `cursor`.
         case rescan
         /// The shell should send this replica's vectors again (after a gap was detected).
@@ -182,6 +190,10 @@ public struct SyncSession: Sendable {
     private var verifier: SignatureVerifier
     /// The `signatures` message received for the next batch, if any.
     private var pendingSignatures: [SignatureEntry]?
+    /// The `retired` of the next batch, until it arrives (section 6.10).
+    private var pendingRetired: [RetiredEntry]?
+    /// Events about to be sent after a retired range the peer lacks: the range's first counter (6.10).
+    private var retiredBefore: [RelayKey: UInt64] = [:]
     /// This replica's chain, encoded, as it signs its own events.
     private let ownChain: [[UInt8]]
     /// Signatures of others' events `sends` looked up (a device relays only those it has), kept for `flush`,
@@ -572,6 +584,16 @@ public struct SyncSession: Sendable {
             }
             pendingSignatures = entries
             return []
+        case .retired(let batch, let entries):
+            // Section 6.10: only the cluster compacts, and the ranges belong to the next batch.
+            guard grants!.peerIsCluster else {
+                return fail(.forbidden, "retired ranges from a device (this side's grants: \(grants!.scope)): only the cluster compacts")
+            }
+            guard batch == expectedBatch, pendingRetired == nil else {
+                return fail(.unexpected, "retired for batch \(batch) while batch \(expectedBatch) is next\(pendingRetired == nil ? "" : " and has its retired ranges")")
+            }
+            pendingRetired = entries
+            return []
         case .events(let batch, let events):
             // The channel itself refuses a frame lost, repeated or reordered; the batch number is checked too,
             // so a sender's bug cannot make two batches share one acknowledgement.
@@ -626,6 +648,16 @@ public struct SyncSession: Sendable {
         expectedBatch += 1
         let entries = pendingSignatures ?? []
         pendingSignatures = nil
+        var retired: [Int: UInt64] = [:]
+        for en in pendingRetired ?? [] {
+            guard en.index < events.count, en.first < events[en.index].id.counter else {
+                return fail(.malformed, en.index < events.count
+                    ? "a retired range from \(en.first) before event \(events[en.index].id), which does not follow it"
+                    : "a retired range before event \(en.index) of a batch of \(events.count)")
+            }
+            retired[en.index] = en.first
+        }
+        pendingRetired = nil
         // A device's batch costs this side a signature check per event before anything else: at most
         // `maxDeviceBatchEvents` (twice the default `batchEvents`), so one batch is a bounded piece of work (6.3).
         if !grants!.peerIsCluster && events.count > Self.maxDeviceBatchEvents {
@@ -710,7 +742,18 @@ public struct SyncSession: Sendable {
             skippedEvents += skipped
             out.append(.skipped(batch: batch, count: skipped, reason: reason ?? "later events of origins skipped before in this session"))
         }
-        out.append(.ingest(batch: batch, events: kept, signatures: keptSignatures))
+        // The ranges of events skipped go with them (their origin's later events are skipped too).
+        var keptRetired: [Int: UInt64] = [:]
+        if !retired.isEmpty {
+            var position: [Int: Int] = [:]
+            var k = 0
+            for (i, e) in events.enumerated() where k < kept.count && kept[k].id == e.id && kept[k].stream == e.stream {
+                position[i] = k
+                k += 1
+            }
+            for (i, first) in retired { if let p = position[i] { keptRetired[p] = first } }
+        }
+        out.append(.ingest(batch: batch, events: kept, signatures: keptSignatures, retired: keptRetired))
         return out
     }
 
@@ -859,6 +902,7 @@ public struct SyncSession: Sendable {
         }
         flush(&batch, &bytes, into: &out)
         relaySignatures.removeAll(keepingCapacity: true)     // looked up for an event the window had no room for
+        retiredBefore.removeAll(keepingCapacity: true)
         cursor = max(cursor, taken == cursor && entries.isEmpty ? scannedTo : taken)
         return out
     }
@@ -911,6 +955,7 @@ public struct SyncSession: Sendable {
         }
         flush(&batch, &bytes, into: &out)
         relaySignatures.removeAll(keepingCapacity: true)
+        retiredBefore.removeAll(keepingCapacity: true)
         cursor = blocked ? taken : through
         return out
     }
@@ -1053,6 +1098,7 @@ public struct SyncSession: Sendable {
         }
         flush(&batch, &bytes, into: &out)
         relaySignatures.removeAll(keepingCapacity: true)
+        retiredBefore.removeAll(keepingCapacity: true)
         return out
     }
 
@@ -1080,8 +1126,16 @@ public struct SyncSession: Sendable {
     /// origin, since each must be the next the peer lacks: the peer never sees a gap (the cluster sends
     /// unsigned ones).
     private mutating func sends(_ e: Event, _ grants: Grants) -> Bool {
-        guard grants.peerMayRead(e.stream), peerVectors[e.stream]?[e.id.origin] ?? 0 == e.id.counter - 1,
-              e.hasShortestEncoding else { return false }
+        guard grants.peerMayRead(e.stream), e.hasShortestEncoding else { return false }
+        let held = peerVectors[e.stream]?[e.id.origin] ?? 0
+        var retiredFrom: UInt64?
+        if held != e.id.counter - 1 {
+            // The peer lacks counters before this event: sent only when this side retired exactly those
+            // (section 6.10), with a `retired` range that makes them held.
+            guard grants.localIsCluster, held < e.id.counter - 1, let r = config.retiredRange?(e.stream, e.id.origin, held + 1),
+                  r.upperBound == e.id.counter - 1 else { return false }
+            retiredFrom = held + 1
+        }
         // Another replica's event: the signature held of it goes with it (a device sends none without one).
         if e.id.origin.replica != config.replica && (!grants.localIsCluster || OriginSignature.isSigned(e.stream)) {
             let sig = config.storedSignature(e)
@@ -1089,6 +1143,7 @@ public struct SyncSession: Sendable {
             relaySignatures[RelayKey(stream: e.stream, id: e.id)] = sig
         }
         if let sub = peerSubscription, e.stream.isFactPartition, !sub.contains(e.stream) { return false }
+        if let f = retiredFrom { retiredBefore[RelayKey(stream: e.stream, id: e.id)] = f }
         return true
     }
 
@@ -1125,6 +1180,13 @@ public struct SyncSession: Sendable {
             }
         }
         if !signed.isEmpty { out += emit(.signatures(batch: id, signed)) }
+        if !retiredBefore.isEmpty {
+            var ranges: [RetiredEntry] = []
+            for (i, e) in batch.enumerated() {
+                if let f = retiredBefore.removeValue(forKey: RelayKey(stream: e.stream, id: e.id)) { ranges.append(RetiredEntry(index: i, first: f)) }
+            }
+            if !ranges.isEmpty { out += emit(.retired(batch: id, ranges)) }
+        }
         if let messages = packer.encode(batch: id, events: batch) {
             for m in messages { out += emit(m) }
         } else {

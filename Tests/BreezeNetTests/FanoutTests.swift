@@ -97,7 +97,7 @@ struct FanoutTests {
                 for a in peer.receive(m) {
                     switch a {
                     case .send(let r): toServer.append(r)
-                    case .ingest(let batch, let events, _):
+                    case .ingest(let batch, let events, _, _):
                         var inserted = 0, gaps = 0
                         for e in events {
                             let have = held[e.stream]?[e.id.origin] ?? 0

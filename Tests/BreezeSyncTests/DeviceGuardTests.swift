@@ -26,7 +26,7 @@ struct DeviceGuardTests {
     }
 
     static func ingested(_ actions: [SyncSession.Action]) -> [Event] {
-        actions.flatMap { a -> [Event] in if case .ingest(_, let e, _) = a { return e } else { return [] } }
+        actions.flatMap { a -> [Event] in if case .ingest(_, let e, _, _) = a { return e } else { return [] } }
     }
 
     static func event(_ stream: StreamID, _ origin: ReplicaID, epoch: UInt32 = 1, _ n: UInt64, hlc: HLC? = nil) -> Event {

@@ -47,6 +47,7 @@ struct GoldenFrameTests {
         ("subscribe", .subscribe([.pollen("427_-737"), .sensor("purpleair.131075")])),
         ("revocation", .events(batch: 1, events: [revocationEvent])),
         ("signatures", signaturesExample),
+        ("retired", .retired(batch: 1, [RetiredEntry(index: 0, first: 1)])),
         ("signed-event", .events(batch: 1, events: [signedEvent])),
     ] + handshake.map { ($0.0, $0.1) } + sealed.map { ($0.name, $0.frame) }
 

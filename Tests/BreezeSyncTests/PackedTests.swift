@@ -127,7 +127,7 @@ struct PackedTests {
         _ = s.receive(c.sealed(.vectors([])))
         var got: [Event] = []
         for m in F.sent(s.offer([(1, long), (2, next), (3, other)], scannedTo: 3)) {
-            for case .ingest(_, let events, _) in c.receive(m) { got += events }
+            for case .ingest(_, let events, _, _) in c.receive(m) { got += events }
         }
         #expect(got == [other] && c.state == .ready)
     }

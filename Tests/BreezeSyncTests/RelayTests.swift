@@ -29,7 +29,7 @@ struct RelayTests {
     }
 
     static func ingested(_ actions: [SyncSession.Action]) -> (events: [Event], signatures: [Int: OriginSignature]) {
-        for case .ingest(_, let events, let signatures) in actions { return (events, signatures) }
+        for case .ingest(_, let events, let signatures, _) in actions { return (events, signatures) }
         return ([], [:])
     }
 

@@ -259,7 +259,7 @@ struct Link {
                 switch a {
                 case .send: out.append(a)
                 case .authenticated: out += side.sendVectors(local: [:])
-                case .ingest(let batch, let events, _):
+                case .ingest(let batch, let events, _, _):
                     stored += events
                     out += side.committed(batch: batch, inserted: events.count, duplicates: 0, gaps: 0)
                 default: break

@@ -201,7 +201,7 @@ enum SettingsBench {
             next += n
             for case .send(let m) in a.offer(rows, scannedTo: Int64(next)) {
                 frames.append(Frame.encode(m))
-                for case .ingest(let batch, let got, _) in b.receive(m) {
+                for case .ingest(let batch, let got, _, _) in b.receive(m) {
                     for case .send(let ack) in b.committed(batch: batch, inserted: got.count, duplicates: 0, gaps: 0) { _ = a.receive(ack) }
                 }
             }
@@ -225,7 +225,7 @@ enum SettingsBench {
         let t0 = SystemClock.monotonicSeconds()
         for frame in frames {
             for m in try decoder.feed(frame) {
-                for case .ingest(let batch, let events, _) in session.receive(m) {
+                for case .ingest(let batch, let events, _, _) in session.receive(m) {
                     let report = try peer.ingest(events)
                     inserted += report.inserted
                     _ = session.committed(batch: batch, inserted: report.inserted, duplicates: report.duplicates, gaps: 0)

@@ -361,9 +361,9 @@ def verify_chain(chain, authority, now_ms, revoked=()):
 # ---------------------------------------------------------------------------------------------- frames
 TYPES = {0x01: "hello", 0x05: "handshake1", 0x06: "handshake2", 0x07: "handshake3", 0x10: "vectors",
          0x11: "events", 0x12: "ack", 0x13: "packed", 0x14: "reset", 0x15: "vectorsPart", 0x16: "subscribe",
-         0x17: "signatures", 0x20: "ping", 0x21: "pong", 0x30: "sealed", 0x7F: "error"}
+         0x17: "signatures", 0x18: "retired", 0x20: "ping", 0x21: "pong", 0x30: "sealed", 0x7F: "error"}
 CODE = {v: k for k, v in TYPES.items()}
-SEALABLE = {0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x20, 0x21, 0x7F}
+SEALABLE = {0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x20, 0x21, 0x7F}
 
 def plain_frame(mtype, payload):
     body = bytes([mtype]) + payload
@@ -490,6 +490,19 @@ def enc_signatures(batch, chains, entries):
     for index, chain, sig in entries:
         out += varint(index) + varint(chain) + sig
     return out
+
+def enc_retired(batch, entries):
+    """entries: [(index, first)]: the event at index of the next batch follows counters first .. counter - 1."""
+    return varint(batch) + varint(len(entries)) + b"".join(varint(i) + varint(f) for i, f in entries)
+
+def dec_retired(payload):
+    r = Reader(payload)
+    batch = r.varint()
+    entries = [(r.varint(), r.varint()) for _ in range(r.count())]
+    r.end()
+    if not entries or any(b[0] <= a[0] for a, b in zip(entries, entries[1:])) or any(f < 1 for _, f in entries):
+        raise Malformed("retired entries")
+    return batch, entries
 
 def dec_signatures(payload):
     r = Reader(payload)
@@ -932,6 +945,9 @@ def selftest(args):
             pass
         check(name, ok, f"seals byte for byte and opens at counter {n} only ({TYPES[message[0]]})")
 
+    # 6.10: a retired range before the first event of batch 1 (counters 1 .. 4 of its origin, then event 5)
+    roundtrip("retired", 0x18, enc_retired(1, [(0, 1)]), "retired batch 1: event 0 follows counters 1 .. its counter - 1")
+
     # 6.9: the phone's signed event and its signatures message
     signed = Event(0x1111222233334444, 1, 1, CLOCK << 16, "user:ana", "favourite.add", 1, string("131075"))
     roundtrip("signed-event", 0x11, enc_events(1, [signed]), "events batch 1: the phone's favourite.add 131075")
@@ -1139,7 +1155,7 @@ class Session:
         epoch = int.from_bytes(os.urandom(4), "little") % 0xFFFFFFFE + 1
         held, received, others, parts = {}, [], {}, {}
         sent = acked = None
-        pending_sigs, in_batch, out_batch = None, 0, 0
+        pending_sigs, pending_retired, in_batch, out_batch = None, None, 0, 0
         deadline, last_event = time.monotonic() + timeout, time.monotonic()
         while True:
             now = time.monotonic()
@@ -1192,6 +1208,12 @@ class Session:
                     pending_sigs = dec_signatures(p)
                     if pending_sigs[0] != in_batch + 1:
                         raise Unexpected("signatures for another batch than the next")
+                elif t == 0x18:                                     # retired (6.10): only the cluster sends it
+                    if pending_retired is not None:
+                        raise Unexpected("two retired messages before a batch")
+                    pending_retired = dec_retired(p)
+                    if pending_retired[0] != in_batch + 1:
+                        raise Unexpected("retired for another batch than the next")
                 elif t in (0x11, 0x13):                             # events / packed
                     if t == 0x11:
                         batch, events = dec_events(p)
@@ -1205,9 +1227,15 @@ class Session:
                             raise Forbidden(f"event {e.id()} of stream {e.stream} the node may not send here")
                     signed = self.check_signatures(pending_sigs, events)
                     pending_sigs = None
+                    retired = dict(pending_retired[1]) if pending_retired else {}
+                    pending_retired = None
+                    if any(i >= len(events) or f >= events[i].counter for i, f in retired.items()):
+                        raise Malformed("a retired range not before an event of its batch")
                     inserted = duplicates = 0
                     for i, e in enumerate(events):
                         k = (e.stream, e.replica, e.epoch)
+                        if i in retired and retired[i] <= held.get(k, 0) + 1 < e.counter:
+                            held[k] = e.counter - 1                 # compacted away by the sender: held, not lost
                         if e.counter <= held.get(k, 0):
                             duplicates += 1
                         elif e.counter == held.get(k, 0) + 1:       # else a gap: not stored, not counted (6.4)

@@ -121,7 +121,7 @@ struct Harness {
             case .authenticated:
                 authenticatedCount += 1
                 require(authenticatedCount == 1, "authenticated twice")
-            case .ingest(let batch, let events, _):
+            case .ingest(let batch, let events, _, _):
                 require(session.state == .ready, "ingest in state \(session.state)")
                 peerNext = batch + 1
                 for e in events {
