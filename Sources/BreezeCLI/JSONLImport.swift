@@ -109,6 +109,19 @@ enum JSONLImport {
             var heads: [StreamID: VersionVector] = [:]
             var gapReported: Set<String> = []
             var bad = 0
+            // The counters the file's compactions and rollups retire (sync.md 6.10): an export of a server's log
+            // has holes where they were, which are not gaps.
+            var retiredInFile: [String: [ClosedRange<UInt64>]] = [:]
+            var retiredBefore: [Int: EventLog.RetiredRange] = [:]
+            for n in lines.indices {
+                guard let e = try? decode(n)?.event, e.type == "reading.compact" || e.type == "reading.rollup" else { continue }
+                switch try? e.body() {
+                case .readingCompaction(let c)?: retiredInFile["\(e.stream) \(e.id.origin)", default: []] += c.retires
+                case .readingRollup(let u)?: retiredInFile["\(e.stream) \(e.id.origin)", default: []] += u.retires
+                default: break
+                }
+            }
+            for (k, v) in retiredInFile { retiredInFile[k] = ReadingCompaction.normalised(v) }
             for n in lines.indices {
                 let e: Event
                 do {
@@ -147,6 +160,13 @@ enum JSONLImport {
                 if e.id.counter == held + 1 {
                     heads[e.stream]!.advance(to: e.id)
                     plan[n] = .store
+                } else if e.id.counter > held + 1,
+                          let range = retiredInFile["\(e.stream) \(e.id.origin)"]?.first(where: { $0.contains(held + 1) }),
+                          range.upperBound >= e.id.counter - 1 {
+                    // Retired by a compaction or rollup the file holds: the hole goes in with the event after it.
+                    retiredBefore[n] = EventLog.RetiredRange(stream: e.stream, origin: e.id.origin, range: (held + 1)...(e.id.counter - 1))
+                    heads[e.stream]!.advance(to: e.id)
+                    plan[n] = .store
                 } else if e.id.counter > held + 1 {
                     if gapReported.insert("\(e.stream) \(e.id.origin)").inserted {
                         let holds = held == 0 ? "this database holds no event of origin \(e.id.origin) in that stream"
@@ -180,11 +200,13 @@ enum JSONLImport {
             let toStore = plan.filter { $0 == .store }.count
             var batch: [Event] = []
             var signatures: [Int: OriginSignature] = [:]
+            var retired: [EventLog.RetiredRange] = []
             var done = 0
             func flush() throws {
                 guard !batch.isEmpty else { return }
-                let report = try log.ingest(groups: [batch], source: file, signatures: [signatures])[0]
+                let report = try log.ingest(groups: [batch], source: file, signatures: [signatures], retired: [retired])[0]
                 signatures = [:]
+                retired = []
                 r.stored += report.inserted
                 r.duplicates += report.duplicates      // stored meanwhile by another process or a node
                 r.conflicts += report.conflicts
@@ -196,6 +218,8 @@ enum JSONLImport {
             for n in lines.indices where plan[n] == .store {
                 if let d = try decode(n) {
                     if let sig = d.signature, verifier != nil, OriginSignature.isSigned(d.event.stream) { signatures[batch.count] = sig }
+                    // A hole before this event: taken just before it.
+                    if let r = retiredBefore[n] { retired.append(EventLog.RetiredRange(stream: r.stream, origin: r.origin, range: r.range, before: batch.count)) }
                     batch.append(d.event)
                 }
                 if batch.count == batchSize { try flush() }

@@ -87,6 +87,11 @@ enum NodeMetricsEndpoint {
         p.family("breeze_node_connections_refused_total", .counter,
                  help: "Connections closed before they authenticated (handshake failed or timed out, or evicted: too many at once), or right after (reconnects: a device beyond its budget of sessions a minute).",
                  ["handshake", "evicted", "reconnects"].map { ([("reason", $0)], Double(s.refused[$0] ?? 0)) })
+        p.family("breeze_node_events_retired_total", .counter,
+                 help: "This server's own reading events replaced: by compaction (its live feed's small events merged into reading.compact events) or by rollup (past the retention policy's raw window, into reading.rollup events).",
+                 ["compact", "rollup"].map { ([("by", $0)], Double(s.retired[$0] ?? 0)) })
+        p.family("breeze_node_events_written_total", .counter, help: "reading.compact and reading.rollup events this server wrote for them.",
+                 ["compact", "rollup"].map { ([("by", $0)], Double(s.written[$0] ?? 0)) })
         p.family("breeze_node_start_time_seconds", .gauge, help: "When the node started, seconds since 1970.",
                  [([], Double(s.startedMillis / 1000))])
     }

@@ -299,7 +299,7 @@ extension Node {
                 statusReportDue = true
             case .ingest(let batch, let events, let signatures, let retired):
                 pending.append((peer, batch, events, signatures, retired.keys.sorted().map { i in
-                    EventLog.RetiredRange(stream: events[i].stream, origin: events[i].id.origin, range: retired[i]!...(events[i].id.counter - 1))
+                    EventLog.RetiredRange(stream: events[i].stream, origin: events[i].id.origin, range: retired[i]!...(events[i].id.counter - 1), before: i)
                 }))
             case .rescan:
                 planCatchUp(peer)

@@ -139,6 +139,7 @@ extension Node {
                 let r = try log.compactStream(stream, policy: policy)
                 wrote += r.eventsWritten
                 compactedSinceLog.add(r)
+                config.metrics?.recordRetired(kind: "compact", retired: r.eventsRetired, written: r.eventsWritten)
             } catch {
                 config.log("compacting \(stream) failed: \(error)")
             }
@@ -184,6 +185,7 @@ extension Node {
                 let r = try log.rollUpStream(stream, rawDays: rollupDays, nowSeconds: Int64(config.wallClock() / 1000))
                 wrote += r.eventsWritten
                 rolledSinceLog.add(r)
+                config.metrics?.recordRetired(kind: "rollup", retired: r.eventsRetired, written: r.eventsWritten)
             } catch {
                 config.log("rolling up \(stream) failed: \(error)")
             }

@@ -72,6 +72,10 @@ public final class NodeMetrics: @unchecked Sendable {
         public var skipped: UInt64 = 0
         /// When the node started, milliseconds since 1970.
         public var startedMillis: UInt64 = 0
+        /// This replica's own reading events replaced, by what replaced them: `compact` (`reading.compact`) or
+        /// `rollup` (`reading.rollup`, under the retention policy); and the events written for them.
+        public var retired: [String: UInt64] = [:]
+        public var written: [String: UInt64] = [:]
     }
 
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -133,6 +137,14 @@ public final class NodeMetrics: @unchecked Sendable {
     /// Received events skipped (`SyncSession.Action.skipped`).
     func recordSkipped(_ n: Int) {
         update { $0.skipped += UInt64(n) }
+    }
+
+    /// A compaction (`kind` `compact`) or rollup (`rollup`) replaced `retired` events by `written` ones.
+    func recordRetired(kind: String, retired: Int, written: Int) {
+        update { s in
+            s.retired[kind, default: 0] += UInt64(retired)
+            s.written[kind, default: 0] += UInt64(written)
+        }
     }
 
     /// A connection closed before it authenticated.

@@ -78,10 +78,14 @@ extension EventLog {
         public let stream: StreamID
         public let origin: Origin
         public let range: ClosedRange<UInt64>
-        public init(stream: StreamID, origin: Origin, range: ClosedRange<UInt64>) {
+        /// The position in its group of the event it precedes: it is taken just before that event (after the
+        /// group's earlier events of its origin), or after the group's last event when past it.
+        public let before: Int
+        public init(stream: StreamID, origin: Origin, range: ClosedRange<UInt64>, before: Int = 0) {
             self.stream = stream
             self.origin = origin
             self.range = range
+            self.before = before
         }
     }
 
@@ -100,9 +104,10 @@ extension EventLog {
     /// - Parameter signatures: per group, origin signatures by index in the group (already verified by the
     ///   session, `Protocol/sync.md` 6.9): each is kept for its event when the event is stored or already held
     ///   with the same hash, never for a conflicting one.
-    /// - Parameter retired: per group, ranges a peer said are retired (6.10), each taken before the group's
-    ///   events when it starts at most one past what this replica holds of its (stream, origin): the head moves
-    ///   to its end and the range is recorded. One that starts further on is ignored (its events will be gaps).
+    /// - Parameter retired: per group, ranges a peer said are retired (6.10), each taken just before the event it
+    ///   precedes (`RetiredRange.before`) when it starts at most one past what this replica holds of its (stream,
+    ///   origin): the head moves to its end and the range is recorded. One that starts further on is ignored (the
+    ///   event after it is a gap).
     public func ingest(groups: [[Event]], source: String? = nil, fromDevice: [Bool] = [],
                        signatures: [[Int: OriginSignature]] = [], retired: [[RetiredRange]] = []) throws(StoreError) -> [IngestReport] {
         do {
@@ -144,15 +149,21 @@ extension EventLog {
                     let signed = g < signatures.count ? signatures[g] : [:]
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
-                    for r in g < retired.count ? retired[g] : [] where r.origin != origin {
-                        try select(r.stream, r.origin)
-                        guard r.range.lowerBound <= head.counter &+ 1, r.range.upperBound > head.counter else { continue }
-                        try recordRetired(stream: head.key, origin: r.origin, r.range)
-                        report.retired += r.range.upperBound - head.counter
-                        head.counter = r.range.upperBound
-                        head.dirty = true
+                    var ranges: [Int: [RetiredRange]] = [:]
+                    for r in g < retired.count ? retired[g] : [] where r.origin != origin { ranges[min(max(r.before, 0), events.count), default: []].append(r) }
+                    func takeRetired(_ i: Int) throws {
+                        for r in ranges[i] ?? [] {
+                            try select(r.stream, r.origin)
+                            guard r.range.lowerBound <= head.counter &+ 1, r.range.upperBound > head.counter else { continue }
+                            try insert.flush()
+                            try recordRetired(stream: head.key, origin: r.origin, r.range)
+                            report.retired += r.range.upperBound - head.counter
+                            head.counter = r.range.upperBound
+                            head.dirty = true
+                        }
                     }
                     for (i, e) in events.enumerated() {
+                        if !ranges.isEmpty { try takeRetired(i) }
                         try select(e.stream, e.id.origin)
                         if e.id.counter <= head.counter {
                             try insert.flush()   // the stored copy may still be queued
@@ -214,6 +225,7 @@ extension EventLog {
                         if let sig = signed[i] { try storeSignature(sig, stream: head.key, id: e.id) }
                         if e.type == "reading.compact" || e.type == "reading.rollup", !misplaced { compactions.append((e, head.key)) }
                     }
+                    if !ranges.isEmpty { try takeRetired(events.count) }
                     reports.append(report)
                 }
                 if let s = slot { heads[s] = head }

@@ -99,10 +99,33 @@ extension EventLog {
         struct Key: Hashable { let stream: StreamID; let origin: Origin }
         var counters: [Key: Set<UInt64>] = [:]
         for e in events { counters[Key(stream: e.stream, origin: e.id.origin), default: []].insert(e.id.counter) }
+        // Counters a salvaged compaction or rollup retires (sync.md 6.10) are held there: not a gap.
+        var retiredBy: [Key: [ClosedRange<UInt64>]] = [:]
+        for e in events where e.type == "reading.compact" || e.type == "reading.rollup" {
+            switch try? e.body() {
+            case .readingCompaction(let c)?: retiredBy[Key(stream: e.stream, origin: e.id.origin), default: []] += c.retires.filter { $0.upperBound < e.id.counter }
+            case .readingRollup(let u)?: retiredBy[Key(stream: e.stream, origin: e.id.origin), default: []] += u.retires.filter { $0.upperBound < e.id.counter }
+            default: break
+            }
+        }
+        // And those the damaged file recorded (a compaction's own ranges are gone once a rollup replaced it), as
+        // far as its table still reads.
+        if let q = try? source.prepare("SELECT s.name, r.origin, r.epoch, r.first, r.last FROM retired r JOIN streams s ON s.id = r.stream") {
+            while (try? q.step()) == true {
+                guard let stream = try? StreamID(parsing: q.text(0)), q.int(3) >= 1, q.int(4) >= q.int(3) else { continue }
+                let origin = Origin(replica: ReplicaID(rawValue: UInt64(bitPattern: q.int(1))), epoch: UInt32(truncatingIfNeeded: q.int(2)))
+                retiredBy[Key(stream: stream, origin: origin), default: []].append(UInt64(q.int(3))...UInt64(q.int(4)))
+            }
+        }
+        for (k, v) in retiredBy { retiredBy[k] = ReadingCompaction.normalised(v) }
         var keepUpTo: [Key: UInt64] = [:]
         for (k, set) in counters {
             var c: UInt64 = 0
-            while set.contains(c + 1) { c += 1 }
+            while true {
+                if set.contains(c + 1) { c += 1; continue }
+                if let r = retiredBy[k]?.first(where: { $0.contains(c + 1) }), set.contains(r.upperBound + 1) { c = r.upperBound + 1; continue }
+                break
+            }
             keepUpTo[k] = c
         }
         struct Slot: Hashable { let stream: StreamID; let id: EventID }
@@ -124,9 +147,20 @@ extension EventLog {
         defer { log.close() }
         report.newReplica = log.replica
         var at = 0
+        var previous: (key: Key, counter: UInt64)?
         while at < kept.count {
             let chunk = Array(kept[at..<min(at + 10_000, kept.count)])
-            let r = try log.ingest(chunk, source: "salvage of \(damaged)")
+            // Each hole a kept compaction or rollup retires goes in just before the event after it.
+            var holes: [EventLog.RetiredRange] = []
+            for (i, e) in chunk.enumerated() {
+                let k = Key(stream: e.stream, origin: e.id.origin)
+                let held = previous?.key == k ? previous!.counter : 0
+                if e.id.counter > held + 1 {
+                    holes.append(EventLog.RetiredRange(stream: e.stream, origin: e.id.origin, range: (held + 1)...(e.id.counter - 1), before: i))
+                }
+                previous = (k, e.id.counter)
+            }
+            let r = try log.ingest(groups: [chunk], source: "salvage of \(damaged)", retired: [holes])[0]
             report.salvaged += r.inserted
             at += chunk.count
         }

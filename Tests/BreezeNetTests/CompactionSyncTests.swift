@@ -95,11 +95,19 @@ struct CompactionSyncTests {
         c.stop("a")
         let set = c.cli("a", ["authority", "retention", "--signer", c.authority.cli.keyFile, "--days", "1"])
         #expect(set.code == 0 && set.out.contains("raw readings kept 1 days"), "\(set.out)")
-        a = c.start("a", listen: a)
+        a = c.start("a", listen: a, extra: ["--metrics", "127.0.0.1:0"])
+        let child = c.nodes["a"]!.child
+        var metricsPort = 0
+        while metricsPort == 0, let l = child.readLine() {
+            if l.hasPrefix("metrics on http://127.0.0.1:") { metricsPort = Int(l.dropFirst(28).prefix { $0.isNumber }) ?? 0 }
+        }
         // 120 reading events of 3 sensors become 3 rollups.
         let after = before + 2 - 120 + 3
         #expect(waitUntil(seconds: 30) { c.count("a") == after }, "a: \(c.count("a")) events\n\(c.logText("a"))")
         #expect(c.logText("a").contains("retention (1 days of raw readings): 120 reading events of 3 streams replaced by 3 reading.rollup events"))
+        let metrics = httpGet(port: metricsPort, "/metrics")
+        #expect(metrics.status == 200 && metrics.body.contains("breeze_node_events_retired_total{by=\"rollup\"} 120")
+                && metrics.body.contains("breeze_node_events_written_total{by=\"rollup\"} 3"), "\(metrics.body.suffix(800))")
         #expect(waitUntil(seconds: 20) { c.count("b") == after && c.fingerprint("b") == c.fingerprint("a") }, "b: \(c.count("b"))")
         c.start("d", peers: [a])
         #expect(waitUntil(seconds: 20) { c.count("d") == after && c.fingerprint("d") == c.fingerprint("a") }, "d: \(c.count("d"))")

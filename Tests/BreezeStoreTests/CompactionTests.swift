@@ -92,8 +92,19 @@ struct CompactionTests {
             retired.append(ranges)
             held[e.stream, default: VersionVector()].advance(to: e.id)
         }
+        // Half of it as one batch, each range just before its event (a session's batch: events of an origin
+        // before and after a range in one group), the rest an event at a time.
+        let half = groups.count / 2
+        let first = groups[..<half].flatMap { $0 }
+        var firstRanges: [EventLog.RetiredRange] = []
+        for (i, r) in retired[..<half].enumerated() {
+            for x in r { firstRanges.append(EventLog.RetiredRange(stream: x.stream, origin: x.origin, range: x.range, before: i)) }
+        }
+        #expect(!firstRanges.isEmpty)
+        groups = [first] + groups[half...]
+        retired = [firstRanges] + retired[half...]
         let rc = try c.ingest(groups: groups, retired: retired)
-        #expect(rc.reduce(0) { $0 + $1.gaps } == 0 && rc.reduce(0) { $0 + $1.inserted } == groups.count)
+        #expect(rc.reduce(0) { $0 + $1.gaps } == 0 && rc.reduce(0) { $0 + $1.inserted } == first.count + groups.count - 1)
         #expect(rc.reduce(UInt64(0)) { $0 + $1.retired } == UInt64(r.eventsRetired))
         #expect(try Self.ids(c) == Self.ids(a))
         #expect(try c.versionVectors() == a.versionVectors())
@@ -214,5 +225,48 @@ struct CompactionTests {
         let now = try ReadingBucket(decoding: old.encoded)
         #expect(now.encoded.prefix(2) == [0x80, 0x00] && now.encoded.count < w.bytes.count)
         #expect(now.entries.map(\.stamp) == old.entries.map(\.stamp) && now.entries.map(\.value) == old.entries.map(\.value))
+    }
+
+    /// In one batch, a range is taken just before the event it precedes, after the batch's earlier events of its
+    /// origin; taken before them, it would not continue what is held, and the event after it would be a gap.
+    @Test func aRangeIsTakenJustBeforeItsEvent() throws {
+        let dir = TempDir()
+        let x = try EventLog.create(at: dir.file("x.db"), options: testOptions())
+        defer { x.close() }
+        let stream = StreamID.sensor(source: "purpleair", sensor: "7")
+        var events: [Event] = []
+        for k in 1...5 {
+            events.append(try x.append(.readingBlock(ReadingBlock(source: "purpleair", sensor: "7", rows: [.init(time: Int64(k) * 120, values: [Measurement("pm25", Double(k))])])), to: stream))
+        }
+        let rows = events[2...3].map { e in ReadingCompaction.Row(time: Int64(e.id.counter) * 120, counter: e.id.counter, hlc: e.hlc, values: [Measurement("pm25", Double(e.id.counter))]) }
+        let compaction = try x.append(.readingCompaction(ReadingCompaction(source: "purpleair", sensor: "7", retires: [3...4], rows: rows)), to: stream)
+        #expect(try x.count(stream: stream) == 4, "x's own compaction replaced its counters 3 and 4")
+        let batch = [events[0], events[1], events[4], compaction]
+        for (before, gaps) in [(2, 0), (0, 2)] {
+            let y = try EventLog.create(at: dir.file("y\(before).db"), options: testOptions())
+            defer { y.close() }
+            let r = try y.ingest(groups: [batch], retired: [[EventLog.RetiredRange(stream: stream, origin: x.origin, range: 3...4, before: before)]])
+            #expect(r[0].gaps == gaps && r[0].inserted == 4 - gaps, "range before event \(before): \(r[0])")
+        }
+    }
+
+    /// Salvage of a compacted and rolled-up log keeps every event: the holes its compactions and rollups retire
+    /// are not gaps.
+    @Test func aSalvageKeepsACompactedAndRolledUpLog() throws {
+        let dir = TempDir()
+        let a = try EventLog.create(at: dir.file("a.db"), options: testOptions())
+        try RecentHoursTests.feed(a, seed: 5)
+        try a.compactReadings(policy: Self.small)
+        let rolled = try a.rollUpReadings(rawDays: 1, nowSeconds: RecentHoursTests.end + 86_400 - 20 * 3600)
+        #expect(rolled.eventsRetired > 0 && rolled.hours > 0, "\(rolled)")
+        try a.catchUpProjection()
+        let events = try Self.events(a).count, digest = try a.projectionDigest()
+        a.close()
+        let report = try EventLog.salvage(damaged: dir.file("a.db"), into: dir.file("s.db"), options: testOptions())
+        #expect(report.salvaged == events && report.beyondGap == 0, "\(report), \(events) events")
+        let s = try EventLog.open(at: dir.file("s.db"), options: testOptions())
+        defer { s.close() }
+        try s.catchUpProjection()
+        #expect(try s.projectionDigest() == digest)
     }
 }
