@@ -100,6 +100,8 @@ public struct ReadingCompaction: Hashable, Sendable {
                 throw DecodingError.malformed("\(type) range \(i) out of order or out of range")
             }
             let first = end + skip + 1
+            // Counters below 2^63: what the store can order (it keeps them as signed 64-bit numbers).
+            guard first + length < UInt64(Int64.max) else { throw DecodingError.malformed("\(type) range \(i) beyond counter 2^63") }
             retires.append(first...(first + length))
             end = first + length
         }

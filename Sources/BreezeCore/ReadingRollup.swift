@@ -31,6 +31,19 @@ public struct ReadingRollup: Hashable, Sendable {
     public let retires: [ClosedRange<UInt64>]
     /// By hour.
     public let hours: [Hour]
+    /// Counters of the same replica's earlier epochs (a server restarts in a new epoch) it replaces too, by epoch
+    /// (ascending, each with ranges as `retires`).
+    public let earlier: [EpochRanges]
+
+    /// Counter ranges of one epoch.
+    public struct EpochRanges: Hashable, Sendable {
+        public var epoch: UInt32
+        public var ranges: [ClosedRange<UInt64>]
+        public init(epoch: UInt32, ranges: [ClosedRange<UInt64>]) {
+            self.epoch = epoch
+            self.ranges = ranges
+        }
+    }
 
     /// The longest aggregate an hour may carry (a real one of nine quantities is under 200 bytes).
     public static let maxAggregateBytes = 4096
@@ -38,24 +51,32 @@ public struct ReadingRollup: Hashable, Sendable {
     /// A rollup of `hours` replacing `counters` (ranges merged, hours sorted).
     ///
     /// - Precondition: no hour twice, each aggregate 1 to `maxAggregateBytes` bytes.
-    public init(source: String, sensor: String, retires counters: [ClosedRange<UInt64>], hours: [Hour]) {
+    public init(source: String, sensor: String, retires counters: [ClosedRange<UInt64>], hours: [Hour], earlier: [EpochRanges] = []) {
         self.source = source
         self.sensor = sensor
         self.retires = ReadingCompaction.normalised(counters)
         self.hours = hours.sorted { $0.hour < $1.hour }
+        var byEpoch: [UInt32: [ClosedRange<UInt64>]] = [:]
+        for e in earlier { byEpoch[e.epoch, default: []] += e.ranges }
+        self.earlier = byEpoch.keys.sorted().compactMap { k in
+            let r = ReadingCompaction.normalised(byEpoch[k]!)
+            return r.isEmpty ? nil : EpochRanges(epoch: k, ranges: r)
+        }
         precondition(zip(self.hours, self.hours.dropFirst()).allSatisfy { $0.hour < $1.hour }, "an hour twice in a rollup")
         precondition(self.hours.allSatisfy { (1...Self.maxAggregateBytes).contains($0.aggregate.count) })
     }
 
-    private init(source: String, sensor: String, canonicalRetires: [ClosedRange<UInt64>], hours: [Hour]) {
+    private init(source: String, sensor: String, canonicalRetires: [ClosedRange<UInt64>], hours: [Hour], earlier: [EpochRanges]) {
         self.source = source
         self.sensor = sensor
         self.retires = canonicalRetires
         self.hours = hours
+        self.earlier = earlier
     }
 
     /// `string source, string sensor`, the ranges as `ReadingCompaction` writes them, then `varint hours`, each
-    /// (`zigzag hour` for the first, then `varint step` >= 1; `bytes aggregate`).
+    /// (`zigzag hour` for the first, then `varint step` >= 1; `bytes aggregate`), then `varint epochs`, each
+    /// (`varint epoch`, strictly ascending, at most 2^32 - 1; its ranges as above, at least one).
     func encode(into w: inout ByteWriter) {
         w.string(source)
         w.string(sensor)
@@ -66,6 +87,11 @@ public struct ReadingRollup: Hashable, Sendable {
             if let p = previous { w.varint(UInt64(h.hour - p)) } else { w.zigzag(h.hour) }
             previous = h.hour
             w.blob(h.aggregate)
+        }
+        w.varint(UInt64(earlier.count))
+        for e in earlier {
+            w.varint(UInt64(e.epoch))
+            ReadingCompaction.encode(ranges: e.ranges, into: &w)
         }
     }
 
@@ -84,12 +110,25 @@ public struct ReadingRollup: Hashable, Sendable {
                 }
                 hour += Int64(step)
             }
+            // Hours since 1970 within ±2^31 (some 245,000 years): what a projection multiplies by 3,600 fits.
+            guard abs(hour) <= Int64(Int32.max) else { throw DecodingError.malformed("reading.rollup hour \(hour) out of range") }
             let aggregate = try r.blob()
             guard (1...maxAggregateBytes).contains(aggregate.count) else {
                 throw DecodingError.malformed("reading.rollup aggregate of \(aggregate.count) bytes")
             }
             hours.append(Hour(hour: hour, aggregate: aggregate))
         }
-        return ReadingRollup(source: source, sensor: sensor, canonicalRetires: retires, hours: hours)
+        let epochs = try r.count(limit: r.remaining / 2)
+        var earlier: [EpochRanges] = []
+        for _ in 0..<epochs {
+            let epoch = try r.varint()
+            guard epoch >= 1, epoch <= UInt64(UInt32.max), earlier.last.map({ UInt64($0.epoch) < epoch }) ?? true else {
+                throw DecodingError.malformed("reading.rollup epoch \(epoch) out of order or out of range")
+            }
+            let ranges = try ReadingCompaction.decodeRanges(&r, type: "reading.rollup")
+            guard !ranges.isEmpty else { throw DecodingError.malformed("reading.rollup epoch \(epoch) with no range") }
+            earlier.append(EpochRanges(epoch: UInt32(epoch), ranges: ranges))
+        }
+        return ReadingRollup(source: source, sensor: sensor, canonicalRetires: retires, hours: hours, earlier: earlier)
     }
 }

@@ -101,7 +101,7 @@ extension EventLog {
         try refreshEpoch()
         let q = try db.prepare("""
             SELECT h.stream, s.name, h.counter, coalesce(m.through, 0) FROM heads h JOIN streams s ON s.id = h.stream
-            LEFT JOIN compaction_marks m ON m.stream = h.stream
+            LEFT JOIN compaction_marks m ON m.stream = h.stream AND m.epoch = h.epoch
             WHERE h.origin = ? AND h.epoch = ? AND s.name LIKE 'sensor:%' AND h.counter > coalesce(m.through, 0) + 1
             """)
         try q.bind(1, Int64(bitPattern: origin.replica.rawValue))
@@ -130,20 +130,26 @@ extension EventLog {
     /// mark, merges the small reading events into `reading.compact` events appended to the stream, deletes
     /// them, records their counters, moves the mark past what it wrote.
     private func compact(stream s: DueStream, policy: CompactionPolicy, into report: inout CompactionReport) throws {
-        let through = try db.cached("SELECT through FROM compaction_marks WHERE stream = ?")
+        let through = try db.cached("SELECT through FROM compaction_marks WHERE stream = ? AND epoch = ?")
         try through.bind(1, s.key)
+        try through.bind(2, Int64(origin.epoch))
         let mark = UInt64(bitPattern: try through.first { $0.int(0) } ?? 0)
         through.reset()
-        let q = try db.cached("SELECT seq, data FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter > ? ORDER BY counter")
+        // At most `examinedPerRun` events a transaction (a stream's backlog is taken over several runs).
+        let q = try db.cached("SELECT seq, data FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter > ? ORDER BY counter LIMIT ?")
         try q.bind(1, s.key)
         try q.bind(2, Int64(bitPattern: origin.replica.rawValue))
         try q.bind(3, Int64(origin.epoch))
         try q.bind(4, Int64(bitPattern: mark))
+        try q.bind(5, Int64(Self.examinedPerRun))
         var source: String?, sensor: String?
         var rows: [ReadingCompaction.Row] = []
         var taken: [(seq: Int64, counter: UInt64)] = []
+        var examined = 0, lastExamined = mark
         while try q.step() {
+            examined += 1
             guard let e = try? Event(decoding: q.blob(1), stored: true), let body = try? e.body() else { continue }
+            lastExamined = e.id.counter
             let (src, sen, eventRows): (String, String, [ReadingBlock.Row])
             switch body {
             case .reading(let r): (src, sen, eventRows) = (r.source, r.sensor, [ReadingBlock.Row(time: r.time, values: r.values)])
@@ -159,8 +165,9 @@ extension EventLog {
             taken.append((q.int(0), e.id.counter))
         }
         q.reset()
+        let cutShort = examined == Self.examinedPerRun
         guard taken.count >= 2, let source, let sensor else {
-            try setMark(s.key, try head(stream: s.key, origin: origin))
+            try setMark(s.key, cutShort ? lastExamined : try head(stream: s.key, origin: origin))
             return
         }
         // Cut into events of at most `rowsPerEvent` rows, by counter (each event replaces whole events) and at
@@ -198,16 +205,20 @@ extension EventLog {
             try delete.run()
         }
         try recordRanges(table: "retired", taken.map { (s.key, Int64(bitPattern: origin.replica.rawValue), Int64(origin.epoch), Int64(bitPattern: $0.counter)) })
-        try setMark(s.key, written.last!.id.counter)
+        try setMark(s.key, cutShort ? lastExamined : written.last!.id.counter)
         report.streams += 1
         report.eventsRetired += taken.count
         report.eventsWritten += written.count
     }
 
+    /// Most events one compaction transaction reads.
+    static let examinedPerRun = 5_000
+
     private func setMark(_ stream: Int64, _ counter: UInt64) throws {
-        let q = try db.cached("INSERT INTO compaction_marks(stream, through) VALUES (?, ?) ON CONFLICT(stream) DO UPDATE SET through = excluded.through")
+        let q = try db.cached("INSERT INTO compaction_marks(stream, epoch, through) VALUES (?, ?, ?) ON CONFLICT(stream, epoch) DO UPDATE SET through = excluded.through")
         try q.bind(1, stream)
-        try q.bind(2, Int64(bitPattern: counter))
+        try q.bind(2, Int64(origin.epoch))
+        try q.bind(3, Int64(bitPattern: counter))
         try q.run()
     }
 
@@ -223,7 +234,9 @@ extension EventLog {
         let retires: [ClosedRange<UInt64>]
         switch try? e.body() {
         case .readingCompaction(let c)?: retires = c.retires
-        case .readingRollup(let r)?: retires = r.retires
+        case .readingRollup(let r)?:
+            retires = r.retires
+            try applyEarlierEpochs(r.earlier, of: e, stream: key)
         default: return
         }
         let o = Int64(bitPattern: e.id.origin.replica.rawValue), epoch = Int64(e.id.origin.epoch)
@@ -238,6 +251,27 @@ extension EventLog {
             try delete.run()
         }
         try recordRanges(table: "retired", ranges: ranges.map { (key, o, epoch, $0) })
+    }
+
+    /// A rollup's counters of its replica's earlier epochs: deleted, recorded as retired, and the head of each
+    /// epoch moved to a range's end when the range continues it (those epochs write nothing more, and no event
+    /// after the range will come to say it: sync.md 6.11).
+    private func applyEarlierEpochs(_ earlier: [ReadingRollup.EpochRanges], of e: Event, stream key: Int64) throws {
+        let replica = Int64(bitPattern: e.id.origin.replica.rawValue)
+        let delete = try db.cached("DELETE FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter BETWEEN ? AND ?")
+        for x in earlier where x.epoch != e.id.origin.epoch {
+            let origin = Origin(replica: e.id.origin.replica, epoch: x.epoch)
+            var head = try self.head(stream: key, origin: origin)
+            for r in x.ranges {
+                delete.reset()
+                try delete.bind(1, key); try delete.bind(2, replica); try delete.bind(3, Int64(x.epoch))
+                try delete.bind(4, Int64(bitPattern: r.lowerBound)); try delete.bind(5, Int64(bitPattern: r.upperBound))
+                try delete.run()
+                if r.lowerBound <= head &+ 1, r.upperBound > head { head = r.upperBound }
+            }
+            try recordRanges(table: "retired", ranges: x.ranges.map { (key, replica, Int64(x.epoch), $0) })
+            if head > (try self.head(stream: key, origin: origin)) { try setHead(stream: key, origin: origin, counter: head) }
+        }
     }
 
     /// Ranges a peer said are retired (`Protocol/sync.md` 6.10), recorded as they are: `ingest` has checked

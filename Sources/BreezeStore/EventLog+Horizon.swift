@@ -188,7 +188,7 @@ extension EventLog {
                 // 4. The projection leaves out what is before the cutoff.
                 if cutoff > (try projectionCutoff()) {
                     try setMeta("horizon_cutoff", cutoff)
-                    try db.execute("DELETE FROM proj_readings WHERE hour < \(cutoff / 3600)")
+                    try db.execute("DELETE FROM proj_readings WHERE hour < \(cutoff / 3600) AND substr(data, 1, 2) != x'8001'")   // a rollup's hours stay (sync.md 6.11)
                     // A sensor's row of newest hours that reaches below it goes too (RecentHours: read from the table).
                     try db.execute("DELETE FROM proj_recent WHERE hour - \(EventLog.recentHours) < \(cutoff / 3600)")
                     // Caches and a rebuild running elsewhere (which read with the old cutoff) start over.
@@ -274,7 +274,7 @@ extension EventLog {
             ranges.sort { $0.0 < $1.0 }
             var merged: [(Int64, Int64)] = []
             for r in ranges {
-                if let last = merged.last, r.0 <= last.1 + 1 { merged[merged.count - 1].1 = max(last.1, r.1) } else { merged.append(r) }
+                if let last = merged.last, r.0 <= last.1 &+ 1, last.1 != Int64.max { merged[merged.count - 1].1 = max(last.1, r.1) } else { merged.append(r) }
             }
             let del = try db.cached("DELETE FROM \(table) WHERE stream = ? AND origin = ? AND epoch = ?")
             try del.bind(1, k[0]); try del.bind(2, k[1]); try del.bind(3, k[2])

@@ -150,14 +150,19 @@ extension EventLog {
                     var report = IngestReport()
                     report.stored.reserveCapacity(events.count)
                     var ranges: [Int: [RetiredRange]] = [:]
-                    for r in g < retired.count ? retired[g] : [] where r.origin != origin { ranges[min(max(r.before, 0), events.count), default: []].append(r) }
+                    // Only readings are ever retired (sync.md 6.10): a range in another kind of stream, or past
+                    // the counters SQLite can order, is ignored.
+                    for r in g < retired.count ? retired[g] : [] where r.origin != origin && r.range.upperBound < UInt64(Int64.max) {
+                        guard case .sensor = r.stream else { continue }
+                        ranges[min(max(r.before, 0), events.count), default: []].append(r)
+                    }
                     func takeRetired(_ i: Int) throws {
                         for r in ranges[i] ?? [] {
                             try select(r.stream, r.origin)
                             guard r.range.lowerBound <= head.counter &+ 1, r.range.upperBound > head.counter else { continue }
                             try insert.flush()
                             try recordRetired(stream: head.key, origin: r.origin, r.range)
-                            report.retired += r.range.upperBound - head.counter
+                            report.retired &+= r.range.upperBound - head.counter
                             head.counter = r.range.upperBound
                             head.dirty = true
                         }

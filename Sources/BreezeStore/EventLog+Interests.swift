@@ -100,9 +100,11 @@ extension EventLog {
                     let heads = try db.cached("DELETE FROM heads WHERE stream = ?")
                     try heads.bind(1, key)
                     try heads.run()
-                    let gaps = try db.cached("DELETE FROM horizon_gaps WHERE stream = ?")
-                    try gaps.bind(1, key)
-                    try gaps.run()
+                    for table in ["horizon_gaps", "retired", "compaction_marks", "rollup_marks"] {
+                        let gaps = try db.cached("DELETE FROM \(table) WHERE stream = ?")
+                        try gaps.bind(1, key)
+                        try gaps.run()
+                    }
                 }
                 try keepHighestSeq(oldMax)
                 if dropped > 0 {

@@ -149,6 +149,8 @@ extension EventLog {
 private struct HeldFacts {
     let log: EventLog
     private var buckets: [BucketKey: [Int64: [String: Double]]] = [:]
+    /// Hours a rollup holds (sync.md 6.11).
+    var rolledUp = Set<BucketKey>()
     private var sensors: [String: SensorRegistration?] = [:]
     private var facts: [String: EventBody?] = [:]
 
@@ -158,9 +160,16 @@ private struct HeldFacts {
     /// kept), counting each fact; the batch then holds them.
     mutating func changed(_ stream: StreamID, _ r: Reading, count: (EventLog.Outcome) -> Void) throws -> Reading {
         let key = BucketKey(source: r.source, sensor: r.sensor, hour: ReadingBucket.hour(r.time))
-        if buckets[key] == nil { buckets[key] = try log.heldReadings(key) }
+        if buckets[key] == nil, rolledUp.contains(key) == false {
+            if let held = try log.heldReadings(key) { buckets[key] = held } else { rolledUp.insert(key) }
+        }
         var out = r
         out.values = []
+        // An hour a rollup holds takes no raw reading any more (sync.md 6.11): what comes for it is held.
+        if rolledUp.contains(key) {
+            for m in r.values where m.value.isFinite { count(.duplicate) }
+            return out
+        }
         for m in r.values where m.value.isFinite {
             if let v = buckets[key]![r.time]?[m.quantity] {
                 if v.bitPattern == m.value.bitPattern { count(.duplicate); continue }
@@ -212,14 +221,16 @@ private struct HeldFacts {
 }
 
 extension EventLog {
-    /// The winning values of one bucket, by time and quantity (empty when none is held).
-    fileprivate func heldReadings(_ key: BucketKey) throws -> [Int64: [String: Double]] {
+    /// The winning values of one bucket, by time and quantity (empty when none is held; nil when a rollup holds
+    /// the hour).
+    fileprivate func heldReadings(_ key: BucketKey) throws -> [Int64: [String: Double]]? {
         let q = try db.cached("SELECT data FROM proj_readings WHERE source = ? AND sensor = ? AND hour = ?")
         defer { q.reset() }
         try q.bind(1, key.source)
         try q.bind(2, key.sensor)
         try q.bind(3, key.hour)
         guard let data = try q.first({ $0.blob(0) }) else { return [:] }
+        if ReadingBucket.rollupStamp(data) != nil { return nil }
         var out: [Int64: [String: Double]] = [:]
         for row in try ReadingBucket(decoding: data).rows { out[row.time] = row.values }
         return out

@@ -204,7 +204,7 @@ extension EventLog {
             if e.type == "reading.rollup" {
                 // Whatever the horizon: a rollup is what a device keeps of the long history.
                 guard case .sensor = e.stream, EventBody.knownTypes[e.type] == e.schemaVersion,
-                      case .readingRollup(let r)? = try? e.body() else { return }
+                      case .readingRollup(let r)? = try? e.body(), e.stream == StreamID.sensor(source: r.source, sensor: r.sensor) else { return }
                 for h in r.hours where (try? HourAggregate(hour: h.hour * 3600, decoding: h.aggregate)) != nil {
                     let key = BucketKey(source: r.source, sensor: r.sensor, hour: h.hour)
                     if let held = rollups[key], held.stamp > e.stamp { continue }
@@ -214,8 +214,9 @@ extension EventLog {
             }
             if let c = EventBody.compactionRows(of: e) {
                 // Each row with the stamp of the event it replaced, so merging it changes no winner; a row
-                // stamped after its compaction, or of a counter not before it, was never such an event.
-                guard case .sensor = e.stream else { return }
+                // stamped after its compaction, or of a counter not before it, was never such an event. Only in
+                // its sensor's own stream (what a device subscribed to that sensor receives).
+                guard e.stream == StreamID.sensor(source: c.source, sensor: c.sensor) else { return }
                 for row in c.rows where !row.values.isEmpty && (cutoff == 0 || row.time >= cutoff)
                     && row.hlc <= e.hlc && row.counter < e.id.counter {
                     let stamp = Stamp(hlc: row.hlc, id: EventID(origin: e.id.origin, counter: row.counter))

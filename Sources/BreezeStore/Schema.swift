@@ -108,12 +108,15 @@ enum Schema {
         recentDDL(suffix: ""),
         // 10 -> 11: compaction (EventLog+Compaction, issue 28). Counter ranges replaced by a `reading.compact`
         // event, or said retired by a peer (sync.md 6.10): not held, not lost. And per stream, the counter up to
-        // which this replica compacted its own events, and up to which it rolled them up (EventLog+Retention).
+        // which this replica compacted its own events, and up to which it rolled them up (EventLog+Retention),
+        // per epoch (a restart starts a new epoch, whose counters start at 1).
         """
         CREATE TABLE IF NOT EXISTS retired(stream INTEGER NOT NULL, origin INTEGER NOT NULL, epoch INTEGER NOT NULL,
             first INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY(stream, origin, epoch, first)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS compaction_marks(stream INTEGER PRIMARY KEY, through INTEGER NOT NULL);
-        CREATE TABLE IF NOT EXISTS rollup_marks(stream INTEGER PRIMARY KEY, through INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS compaction_marks(stream INTEGER NOT NULL, epoch INTEGER NOT NULL, through INTEGER NOT NULL,
+            PRIMARY KEY(stream, epoch)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS rollup_marks(stream INTEGER NOT NULL, epoch INTEGER NOT NULL, through INTEGER NOT NULL,
+            PRIMARY KEY(stream, epoch)) WITHOUT ROWID;
         """,
     ]
 

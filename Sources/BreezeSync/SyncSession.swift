@@ -655,6 +655,11 @@ public struct SyncSession: Sendable {
                     ? "a retired range from \(en.first) before event \(events[en.index].id), which does not follow it"
                     : "a retired range before event \(en.index) of a batch of \(events.count)")
             }
+            // Only readings are compacted or rolled up: a range elsewhere would hide events that are no
+            // reading (a user's, a revocation) from this side for good.
+            guard case .sensor = events[en.index].stream else {
+                return fail(.forbidden, "a retired range before event \(events[en.index].id) of \(events[en.index].stream): only sensor streams are compacted")
+            }
             retired[en.index] = en.first
         }
         pendingRetired = nil

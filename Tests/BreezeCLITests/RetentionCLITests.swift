@@ -43,6 +43,10 @@ struct RetentionCLITests {
             let now = Self.run(h.db, args)
             #expect(now.code == 0 && now.out == old.out, "\(args) after the rollup:\n\(now.out.prefix(600))\nbefore:\n\(old.out.prefix(600))")
         }
+        // Importing the same file again stores nothing: a rolled-up hour takes no raw reading any more.
+        let reimport = Self.run(h.db, ["import", "purpleair-csv", ImportCLITests.fixtures + "/purpleair/ajl_troy_ny_10min_merged_2023-10-22_to_29.csv"])
+        #expect(reimport.code == 0, "\(reimport.err)")
+        #expect(try ExportImportTests.encoded(h.db).count == events - retired + written, "\(reimport.out)")
         // Nothing more to roll up; the log shows the rollups; verify is clean and says what went.
         let again = Self.run(h.db, ["rollup", "--raw-days", "30"])
         #expect(again.code == 0 && again.out.contains("rollup: 0 reading events"), "\(again.out)")

@@ -269,4 +269,49 @@ struct CompactionTests {
         try s.catchUpProjection()
         #expect(try s.projectionDigest() == digest)
     }
+
+    /// A server restarts in a new epoch: its rollups replace what every epoch wrote, a replica that held the raw
+    /// events drops them and its vectors cover the old epoch's retired counters, and one that held only the
+    /// beginning of a compacted run keeps nothing stale (the rollup names what the compaction had replaced).
+    @Test func rollupsSpanEpochsAndWhatTheirCompactionsReplaced() throws {
+        let dir = TempDir()
+        let stream = StreamID.sensor(source: "purpleair", sensor: "7")
+        func reading(_ k: Int) -> (StreamID, EventBody) {
+            (.public, .reading(Reading(source: "purpleair", sensor: "7", time: 1_700_000_000 + Int64(k) * 120, values: [Measurement("pm25_cf1_a", Double(k % 50))])))
+        }
+        var a = try EventLog.create(at: dir.file("a.db"), options: testOptions(boot: "b1"))
+        for k in 0..<12 { _ = try a.appendFacts([reading(k)]) }
+        let early = try Self.events(a).filter { $0.stream == stream }
+        let b = try EventLog.create(at: dir.file("b.db"), options: testOptions())
+        defer { b.close() }
+        _ = try b.ingest(Array(early.prefix(5)))          // b holds only the first five raw events
+        try a.compactReadings(policy: Self.small)
+        let epoch1 = a.origin
+        a.close()
+        a = try EventLog.open(at: dir.file("a.db"), options: testOptions(boot: "b2"))
+        defer { a.close() }
+        #expect(a.origin != epoch1)
+        for k in 12..<20 { _ = try a.appendFacts([reading(k)]) }
+        try a.catchUpProjection()
+        let digest = try a.projectionDigest()
+        let r = try a.rollUpReadings(rawDays: 1, nowSeconds: 1_700_000_000 + 20 * 120 + 2 * 86_400)
+        #expect(r.streams == 1 && r.eventsWritten == 1 && r.eventsRetired == 1 + 8, "\(r)")   // epoch 1's compaction, epoch 2's eight
+        try a.catchUpProjection()
+        #expect(try a.projectionDigest() != digest)              // the hours are now the rollup's (marks, not buckets)
+        let left = try Self.events(a).filter { $0.stream == stream }
+        #expect(left.count == 1 && left[0].type == "reading.rollup")
+        // b gets what it lacks as a peer sends it: the rollup, after its retired range in the rollup's epoch.
+        let rollup = left[0]
+        let rb = try b.ingest(groups: [[rollup]], retired: [[EventLog.RetiredRange(stream: stream, origin: rollup.id.origin, range: 1...(rollup.id.counter - 1))]])
+        #expect(rb[0].inserted == 1 && rb[0].gaps == 0)
+        #expect(try Self.events(b).filter { $0.stream == stream }.map(\.id) == [rollup.id], "b's raw events of epoch 1 went")
+        #expect(try b.versionVectors()[stream] == a.versionVectors()[stream], "the old epoch's retired counters are covered")
+        try b.catchUpProjection()
+        _ = try a.rebuildProjection()
+        #expect(try b.projectionDigest() == a.projectionDigest())
+        for name in ["a", "b"] {
+            let report = try EventLog.verify(at: dir.file(name + ".db"))
+            #expect(report.isClean, "\(name): \(report.problems.map(\.message))")
+        }
+    }
 }

@@ -59,6 +59,13 @@ struct RetiredTests {
             let got = c.receive(s.sealed(.events(batch: 1, events: (5..<(5 + UInt64(events))).map { F.event(Self.stream, F.server, $0) })))
             #expect(Self.code(got, s) == .malformed && c.state == .closed, "\(entry)")
         }
+        // Before an event of a stream that is not a sensor's (a user's, `public`): forbidden.
+        for stream in [StreamID.user("ana"), .public] {
+            var (c, s) = F.pair()
+            #expect(c.receive(s.sealed(.retired(batch: 1, [RetiredEntry(index: 0, first: 1)]))).isEmpty)
+            let got = c.receive(s.sealed(.events(batch: 1, events: [F.event(stream, F.server, 5)])))
+            #expect(Self.code(got, s) == .forbidden && c.state == .closed, "\(stream)")
+        }
         // For another batch than the next: unexpected.
         var (c, s) = F.pair()
         #expect(Self.code(c.receive(s.sealed(.retired(batch: 2, [RetiredEntry(index: 0, first: 1)]))), s) == .unexpected)
