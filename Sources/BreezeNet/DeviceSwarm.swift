@@ -368,8 +368,8 @@ public final class DeviceSwarm: @unchecked Sendable {
                 }
                 if s.session != nil { perform(s, s.session!.subscribe(devices[s.index].subscription)) }
                 if s.session != nil { perform(s, s.session!.sendVectors(local: s.held)) }
-            case .ingest(let batch, let events, _, _):
-                store(s, batch: batch, events)
+            case .ingest(let batch, let events, _, let retired):
+                store(s, batch: batch, events, retired: retired)
             case .rescan, .skipped:
                 break           // a device with nothing of its own to send; skipped events are not stored
             case .resendVectors:
@@ -380,10 +380,15 @@ public final class DeviceSwarm: @unchecked Sendable {
 
     /// "Stores" a batch as a device's log would (each event must be the next of its origin), acknowledges it,
     /// and records what the measurements need.
-    private func store(_ s: State, batch: UInt64, _ events: [Event]) {
+    private func store(_ s: State, batch: UInt64, _ events: [Event], retired: [Int: UInt64] = [:]) {
         var inserted = 0, duplicates = 0, gaps = 0
-        for e in events {
-            let have = s.held[e.stream]?[e.id.origin] ?? 0
+        for (i, e) in events.enumerated() {
+            var have = s.held[e.stream]?[e.id.origin] ?? 0
+            // Counters the server compacted away before this event (sync.md 6.10): held, as a device's log takes them.
+            if let first = retired[i], first <= have + 1, e.id.counter - 1 > have {
+                s.held[e.stream, default: VersionVector()].advance(to: EventID(origin: e.id.origin, counter: e.id.counter - 1))
+                have = e.id.counter - 1
+            }
             if e.id.counter == have + 1 {
                 s.held[e.stream, default: VersionVector()].advance(to: e.id)
                 inserted += 1
