@@ -111,7 +111,9 @@ public struct ReadingRollup: Hashable, Sendable {
                 hour += Int64(step)
             }
             // Hours since 1970 within ±2^31 (some 245,000 years): what a projection multiplies by 3,600 fits.
-            guard abs(hour) <= Int64(Int32.max) else { throw DecodingError.malformed("reading.rollup hour \(hour) out of range") }
+            guard hour >= -Int64(Int32.max), hour <= Int64(Int32.max) else {   // not `abs`: it traps on Int64.min
+                throw DecodingError.malformed("reading.rollup hour \(hour) out of range")
+            }
             let aggregate = try r.blob()
             guard (1...maxAggregateBytes).contains(aggregate.count) else {
                 throw DecodingError.malformed("reading.rollup aggregate of \(aggregate.count) bytes")

@@ -385,7 +385,7 @@ public final class DeviceSwarm: @unchecked Sendable {
         for (i, e) in events.enumerated() {
             var have = s.held[e.stream]?[e.id.origin] ?? 0
             // Counters the server compacted away before this event (sync.md 6.10): held, as a device's log takes them.
-            if let first = retired[i], first <= have + 1, e.id.counter - 1 > have {
+            if let first = retired[i], first <= have &+ 1, e.id.counter &- 1 > have, e.id.counter > 0 {
                 s.held[e.stream, default: VersionVector()].advance(to: EventID(origin: e.id.origin, counter: e.id.counter - 1))
                 have = e.id.counter - 1
             }

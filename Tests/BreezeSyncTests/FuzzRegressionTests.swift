@@ -22,4 +22,14 @@ struct FuzzRegressionTests {
         #expect(s.storageFailed("disk I/O error").isEmpty, "a closed session does nothing more")
         #expect(s.abort(.shutdown, "stopping").isEmpty)
     }
+
+    /// fuzz-event, `rollup-hour-int64-min`: a `reading.rollup` whose first hour is the zigzag varint of
+    /// UInt64.max (Int64.min): the decoder's bound on hours took `abs` of it, which traps. It is refused now.
+    @Test func aRollupHourOfInt64MinIsRefusedNotATrap() throws {
+        let payload: [UInt8] = [0x03, 0x03, 0x00, 0x00, 0x01, 0x33, 0x00, 0x15] + [UInt8](repeating: 0xff, count: 9) + [0x01, 0x40, 0x40]
+        #expect(throws: DecodingError.self) { try EventBody.decode(type: "reading.rollup", version: 1, payload: payload) }
+        var w = ByteWriter()
+        w.string("purpleair"); w.string("1"); w.varint(0); w.varint(1); w.zigzag(Int64(Int32.max) + 1); w.blob([1])
+        #expect(throws: DecodingError.self) { try EventBody.decode(type: "reading.rollup", version: 1, payload: w.bytes) }
+    }
 }
