@@ -261,7 +261,8 @@ extension EventLog {
         let delete = try db.cached("DELETE FROM events WHERE stream = ? AND origin = ? AND epoch = ? AND counter BETWEEN ? AND ?")
         for x in earlier where x.epoch != e.id.origin.epoch {
             let origin = Origin(replica: e.id.origin.replica, epoch: x.epoch)
-            var head = try self.head(stream: key, origin: origin)
+            let held = try self.head(stream: key, origin: origin)
+            var head = held
             for r in x.ranges {
                 delete.reset()
                 try delete.bind(1, key); try delete.bind(2, replica); try delete.bind(3, Int64(x.epoch))
@@ -270,7 +271,7 @@ extension EventLog {
                 if r.lowerBound <= head &+ 1, r.upperBound > head { head = r.upperBound }
             }
             try recordRanges(table: "retired", ranges: x.ranges.map { (key, replica, Int64(x.epoch), $0) })
-            if head > (try self.head(stream: key, origin: origin)) { try setHead(stream: key, origin: origin, counter: head) }
+            if head > held { try setHead(stream: key, origin: origin, counter: head) }
         }
     }
 

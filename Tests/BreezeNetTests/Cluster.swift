@@ -67,6 +67,15 @@ final class Cluster {
         return address
     }
 
+    /// The port a node started with `--metrics 127.0.0.1:0` serves on (read from its output), or 0.
+    func metricsPort(_ name: String) -> Int {
+        guard let child = nodes[name]?.child else { return 0 }
+        while let l = child.readLine() {
+            if l.hasPrefix("metrics on http://127.0.0.1:") { return Int(l.dropFirst(28).prefix { $0.isNumber }) ?? 0 }
+        }
+        return 0
+    }
+
     /// Stops a node with SIGTERM (clean) or SIGKILL.
     func stop(_ name: String, kill: Bool = false) {
         guard let n = nodes.removeValue(forKey: name) else { return }

@@ -96,11 +96,7 @@ struct CompactionSyncTests {
         let set = c.cli("a", ["authority", "retention", "--signer", c.authority.cli.keyFile, "--days", "1"])
         #expect(set.code == 0 && set.out.contains("raw readings kept 1 days"), "\(set.out)")
         a = c.start("a", listen: a, extra: ["--metrics", "127.0.0.1:0"])
-        let child = c.nodes["a"]!.child
-        var metricsPort = 0
-        while metricsPort == 0, let l = child.readLine() {
-            if l.hasPrefix("metrics on http://127.0.0.1:") { metricsPort = Int(l.dropFirst(28).prefix { $0.isNumber }) ?? 0 }
-        }
+        let metricsPort = c.metricsPort("a")
         // 120 reading events of 3 sensors become 3 rollups.
         let after = before + 2 - 120 + 3
         #expect(waitUntil(seconds: 30) { c.count("a") == after }, "a: \(c.count("a")) events\n\(c.logText("a"))")

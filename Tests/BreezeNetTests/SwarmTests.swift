@@ -62,10 +62,7 @@ struct SwarmTests {
         for _ in 0..<4 { clock += 120; try FailoverTests.feed(c.db("server"), time: clock) }
         let address = c.start("server", extra: ["--metrics", "127.0.0.1:0"])
         let child = c.nodes["server"]!.child
-        var metricsPort = 0
-        while metricsPort == 0, let l = child.readLine() {
-            if l.hasPrefix("metrics on http://127.0.0.1:") { metricsPort = Int(l.dropFirst(28).prefix { $0.isNumber }) ?? 0 }
-        }
+        let metricsPort = c.metricsPort("server")
         #expect(metricsPort > 0)
         usleep(300_000)
         let early = Self.get(port: metricsPort, "/metrics")
